@@ -1,0 +1,1 @@
+"""The authoring API: the `define_*` functions and the values they return."""

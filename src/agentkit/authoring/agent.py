@@ -1,0 +1,60 @@
+"""`define_agent` and `define_instructions`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDefinition:
+    """Runtime config of an agent (root `agent/agent.py`, or a subagent's `agent.py`).
+
+    `model` is a `provider:model` id (None inherits: the root falls back to the host default,
+    a subagent to its parent). `description` is required on subagents; a subagent may also
+    carry its `instructions` inline.
+    """
+
+    model: str | None = None
+    max_steps: int = 20
+    description: str | None = None
+    instructions: str | None = None
+    tool_timeout: float = 120.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def define_agent(
+    *,
+    model: str | None = None,
+    max_steps: int = 20,
+    description: str | None = None,
+    instructions: str | None = None,
+    tool_timeout: float = 120.0,
+    **options: Any,
+) -> AgentDefinition:
+    """Define an agent's runtime config."""
+    if max_steps < 1:
+        raise ValueError("max_steps must be at least 1")
+    return AgentDefinition(
+        model=model,
+        max_steps=max_steps,
+        description=description,
+        instructions=instructions,
+        tool_timeout=tool_timeout,
+        options=dict(options),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionsDefinition:
+    """Generated instructions (`agent/instructions.py`)."""
+
+    markdown: str
+
+
+def define_instructions(markdown: str) -> InstructionsDefinition:
+    """Define the always-on system prompt from Python (for generated prompts)."""
+    if not isinstance(markdown, str):
+        raise TypeError("define_instructions needs markdown text")
+    return InstructionsDefinition(markdown=markdown)

@@ -1,0 +1,106 @@
+"""The typed contexts handed to tools, hooks, schedules and reminders.
+
+Host services (`reminders`, `mcp`) are `None` where the host does not provide them, so
+user code can say what it needs ("Reminders are disabled on this host.").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """Read-only facts about the session a tool, hook or reminder runs in."""
+
+    id: str
+    channel_id: str
+    mode: Literal["chat", "task"] = "chat"
+    principal: str | None = None
+    continuation_key: str | None = None
+
+
+class Reminders(Protocol):
+    """`host.reminders`: create, list, get and cancel reminders (see scheduling)."""
+
+    async def create(self, **options: Any) -> Any: ...
+    async def list(self) -> list[Any]: ...
+    async def get(self, reminder_id: str) -> Any: ...
+    async def cancel(self, reminder_id: str) -> bool: ...
+
+
+class McpClient(Protocol):
+    """`host.mcp`: call tools on the agent's MCP connections."""
+
+    async def call_tool(self, connection: str, tool: str, arguments: Mapping[str, Any]) -> Any: ...
+    async def list_tools(self, connection: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass(slots=True)
+class HostServices:
+    """Shared services of the host. Channel packs (slack, github) attach as extras."""
+
+    reminders: Reminders | None = None
+    mcp: McpClient | None = None
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("agentkit.user"))
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.extras[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a server tool receives beside its input."""
+
+    session: SessionInfo | None
+    host: HostServices
+    call_id: str
+    tool_name: str
+    workdir: Path  # a per-call working folder
+
+    @property
+    def logger(self) -> logging.Logger:
+        return self.host.logger
+
+
+@dataclass(frozen=True, slots=True)
+class HookContext:
+    """What a hook handler receives beside the event: read-only session facts."""
+
+    session: SessionInfo
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("agentkit.hooks"))
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleContext:
+    """What a schedule `run` handler receives.
+
+    `receive(channel, message=..., auth=...)` hands a message into a channel;
+    `call_tool(name, input)` runs a server tool deterministically; `wait_until(aw)` keeps
+    the firing alive until `aw` settles; `app_auth` is the schedule-scoped principal.
+    """
+
+    schedule_id: str
+    receive: Callable[..., Awaitable[Any]]
+    call_tool: Callable[[str, Mapping[str, Any]], Awaitable[Any]]
+    wait_until: Callable[[Awaitable[Any]], None]
+    app_auth: str
+    host: HostServices
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderTick:
+    """What a reminder `run` handler receives on each tick."""
+
+    reminder_id: str
+    fire_count: int
+    followup: Callable[..., Awaitable[Any]]
+    host: HostServices

@@ -1,0 +1,143 @@
+"""`define_tool`: one typed tool per file under `agent/tools/`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_type_hints, overload
+
+from pydantic import BaseModel
+
+Execution = Literal["server", "agent"]
+ApprovalRule = bool | Callable[[Any], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool: description, input schema, handler and approval rule.
+
+    `input_model` is the pydantic model the input is validated with (None when a raw JSON
+    Schema was given); `needs_approval` is a bool or a predicate over the validated input.
+    """
+
+    description: str
+    handler: Callable[..., Any]
+    input_model: type[BaseModel] | None = None
+    json_schema: Mapping[str, Any] = field(default_factory=dict)
+    needs_approval: ApprovalRule = False
+    execution: Execution = "server"
+    timeout: float | None = None
+    name: str | None = None  # the file name wins during discovery
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.handler)
+
+    def requires_approval(self, validated_input: Any) -> bool:
+        rule = self.needs_approval
+        return bool(rule(validated_input)) if callable(rule) else bool(rule)
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema the model and the HTTP API see."""
+        if self.input_model is not None:
+            return self.input_model.model_json_schema()
+        return dict(self.json_schema) or {"type": "object", "properties": {}}
+
+
+def _model_from_signature(fn: Callable[..., Any]) -> type[BaseModel] | None:
+    params = list(inspect.signature(fn).parameters.values())
+    if not params:
+        return None
+    try:
+        hints = get_type_hints(fn)
+    except Exception:  # unresolvable forward refs: fall back to no model
+        return None
+    hint = hints.get(params[0].name)
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return hint
+    return None
+
+
+def _build(
+    fn: Callable[..., Any],
+    description: str,
+    input_schema: type[BaseModel] | Mapping[str, Any] | None,
+    needs_approval: ApprovalRule,
+    execution: Execution,
+    timeout: float | None,
+    name: str | None,
+) -> ToolDefinition:
+    if not description or not description.strip():
+        raise ValueError("define_tool needs a non-empty description")
+    if execution not in ("server", "agent"):
+        raise ValueError(f"execution must be 'server' or 'agent', not {execution!r}")
+    model: type[BaseModel] | None
+    raw: Mapping[str, Any] = {}
+    if isinstance(input_schema, type) and issubclass(input_schema, BaseModel):
+        model = input_schema
+    elif isinstance(input_schema, Mapping):
+        model, raw = None, input_schema
+    else:
+        model = _model_from_signature(fn)
+    return ToolDefinition(
+        description=description.strip(),
+        handler=fn,
+        input_model=model,
+        json_schema=raw,
+        needs_approval=needs_approval,
+        execution=execution,
+        timeout=timeout,
+        name=name,
+    )
+
+
+@overload
+def define_tool(
+    fn: Callable[..., Any],
+    *,
+    description: str,
+    input_schema: type[BaseModel] | Mapping[str, Any] | None = None,
+    needs_approval: ApprovalRule = False,
+    execution: Execution = "server",
+    timeout: float | None = None,
+    name: str | None = None,
+) -> ToolDefinition: ...
+
+
+@overload
+def define_tool(
+    fn: None = None,
+    *,
+    description: str,
+    input_schema: type[BaseModel] | Mapping[str, Any] | None = None,
+    needs_approval: ApprovalRule = False,
+    execution: Execution = "server",
+    timeout: float | None = None,
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
+
+
+def define_tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    description: str,
+    input_schema: type[BaseModel] | Mapping[str, Any] | None = None,
+    needs_approval: ApprovalRule = False,
+    execution: Execution = "server",
+    timeout: float | None = None,
+    name: str | None = None,
+) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
+    """Define a tool, as a decorator or called with the handler as first argument.
+
+    The input schema is the pydantic model annotating the handler's first parameter, or
+    `input_schema=` (a model or a raw JSON Schema). Handlers may be sync or async and take
+    `(input, ctx)`. `needs_approval` is a bool or a predicate over the validated input.
+    """
+    if fn is not None:
+        return _build(fn, description, input_schema, needs_approval, execution, timeout, name)
+
+    def decorate(f: Callable[..., Any]) -> ToolDefinition:
+        return _build(f, description, input_schema, needs_approval, execution, timeout, name)
+
+    return decorate

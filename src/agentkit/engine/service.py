@@ -1,0 +1,144 @@
+"""The `AgentService` port: what the HTTP API, channels, MCP, schedules and Lambda
+handlers ask of the engine. Surfaces never touch the store or the turn loop directly.
+
+Errors are raised as `HttpError` subclasses from `agentkit.errors` so every surface maps
+them the same way: `NotFound` (unknown session, tool or approval), `Forbidden` (not the
+owner), `Conflict` with code `stale_token`, `session_busy` or `not_followable`, and
+`BadRequest` (schema-invalid tool input, agent-execution tool called on the host).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from agentkit.events import Event
+from agentkit.project.manifest import Manifest
+from agentkit.sessions import Mode, Principal, SessionRecord
+from agentkit.store.base import Page
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A message was accepted; the turn runs in the background."""
+
+    session_id: str
+    continuation_token: str
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    tool_name: str
+    call_id: str
+    is_error: bool
+    result: Any
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    turn_id: str | None
+    requested_at: str
+
+
+Decision = Literal["approve", "deny"]
+
+
+class AgentService(Protocol):
+    """One agent's sessions, as every surface sees them."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    async def start_session(
+        self,
+        message: str,
+        *,
+        principal: Principal,
+        channel_id: str = "http",
+        mode: Mode = "chat",
+        continuation_key: str | None = None,
+        workspace_files: Mapping[str, str] | None = None,
+        source: str = "http",
+    ) -> Accepted:
+        """Create a session, record the message, dispatch its first turn."""
+        ...
+
+    async def follow_up(
+        self,
+        session_id: str,
+        continuation_token: str,
+        message: str,
+        *,
+        principal: Principal,
+        workspace_files: Mapping[str, str] | None = None,
+        source: str = "http",
+    ) -> Accepted:
+        """Continue a chat session: interrupts a busy turn (bounded wait), rotates the token."""
+        ...
+
+    async def follow_up_by_key(
+        self,
+        channel_id: str,
+        continuation_key: str,
+        message: str,
+        *,
+        principal: Principal,
+        source: str = "channel",
+    ) -> Accepted:
+        """Continue the session a channel-defined key points at (reminders, channels)."""
+        ...
+
+    async def stop(self, session_id: str, *, principal: Principal) -> bool:
+        """Interrupt the running turn; False when nothing was running."""
+        ...
+
+    async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord: ...
+
+    async def list_sessions(
+        self, *, principal: Principal, limit: int = 50, cursor: str | None = None
+    ) -> Page: ...
+
+    async def read_events(
+        self, session_id: str, *, principal: Principal, start: int = 0
+    ) -> list[Event]: ...
+
+    async def follow_events(
+        self, session_id: str, *, principal: Principal, start: int, timeout: float
+    ) -> list[Event]:
+        """Events from `start`, waiting up to `timeout` seconds for the first one."""
+        ...
+
+    async def approvals(
+        self, session_id: str, *, principal: Principal
+    ) -> list[PendingApproval]: ...
+
+    async def resolve_approval(
+        self, session_id: str, call_id: str, decision: Decision, *, principal: Principal
+    ) -> None:
+        """Record the decision and resume the parked turn."""
+        ...
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        principal: Principal,
+        session_id: str | None = None,
+    ) -> ToolCallOutcome:
+        """Run a server tool with no model turn (recorded on the session when given)."""
+        ...
+
+    async def run_turn(self, session_id: str, turn_id: str) -> None:
+        """Run or resume one turn to its end. What a dispatcher (or TurnFunction) calls."""
+        ...
+
+    async def recover(self) -> None:
+        """After a restart: end turns whose holder died as `turn.failed`, keep approvals."""
+        ...

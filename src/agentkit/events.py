@@ -1,0 +1,348 @@
+"""The event vocabulary: every session is an append-only, gap-free stream of these.
+
+The envelope is `{type, index, sessionId, turnId?, at, data}`. Producers build an
+`EventDraft` from a typed payload (`draft(TurnCompleted(...), turn_id=...)`); the store
+assigns the next `index` when it appends and returns `Event`s. Wire JSON is camelCase.
+Event types this version does not know (written by a newer one) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class EventType(StrEnum):
+    SESSION_STARTED = "session.started"
+    AB_ASSIGNED = "ab.assigned"
+    SESSION_WAITING = "session.waiting"
+    SESSION_COMPLETED = "session.completed"
+    SESSION_FAILED = "session.failed"
+    AGENT_BOUND = "agent.bound"
+    MESSAGE_RECEIVED = "message.received"
+    TURN_STARTED = "turn.started"
+    TURN_COMPLETED = "turn.completed"
+    TURN_FAILED = "turn.failed"
+    STEP_STARTED = "step.started"
+    STEP_COMPLETED = "step.completed"
+    REASONING_APPENDED = "reasoning.appended"
+    REASONING_COMPLETED = "reasoning.completed"
+    MESSAGE_APPENDED = "message.appended"
+    MESSAGE_COMPLETED = "message.completed"
+    ACTIONS_REQUESTED = "actions.requested"
+    ACTION_RESULT = "action.result"
+    ACTION_APPROVAL_REQUESTED = "action.approval_requested"
+    ACTION_APPROVAL_RESOLVED = "action.approval_resolved"
+    SUBAGENT_CALLED = "subagent.called"
+    SUBAGENT_COMPLETED = "subagent.completed"
+
+
+class Payload(BaseModel):
+    """Base of the typed event payloads. Extra keys survive a round trip."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True
+    )
+    type: ClassVar[EventType]
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Usage(BaseModel):
+    """Token counts of one model call, one step or one turn."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class SessionStarted(Payload):
+    type = EventType.SESSION_STARTED
+    channel_id: str
+    mode: str
+    principal: str | None = None
+    agent: str | None = None
+
+
+class AbAssigned(Payload):
+    type = EventType.AB_ASSIGNED
+    experiment: str
+    variant: str
+
+
+class SessionWaiting(Payload):
+    type = EventType.SESSION_WAITING
+
+
+class SessionCompleted(Payload):
+    type = EventType.SESSION_COMPLETED
+    result: str | None = None
+
+
+class SessionFailed(Payload):
+    type = EventType.SESSION_FAILED
+    error: str
+
+
+class AgentBound(Payload):
+    type = EventType.AGENT_BOUND
+    agent_id: str
+    model: str | None = None
+    url: str | None = None
+
+
+class MessageReceived(Payload):
+    type = EventType.MESSAGE_RECEIVED
+    message: str
+    principal: str | None = None
+    source: str | None = None  # "http", "reminder", "schedule", a channel id, ...
+    workspace_files: list[str] | None = None
+
+
+class TurnStarted(Payload):
+    type = EventType.TURN_STARTED
+    model: str | None = None
+
+
+class TurnCompleted(Payload):
+    type = EventType.TURN_COMPLETED
+    result: str
+    usage: Usage = Usage()
+
+
+class TurnFailed(Payload):
+    type = EventType.TURN_FAILED
+    error: str
+    usage: Usage | None = None
+
+
+class StepStarted(Payload):
+    type = EventType.STEP_STARTED
+    step: int
+
+
+class StepCompleted(Payload):
+    type = EventType.STEP_COMPLETED
+    step: int
+    duration_ms: int
+    usage: Usage | None = None
+    stop_reason: str | None = None
+
+
+class ReasoningAppended(Payload):
+    type = EventType.REASONING_APPENDED
+    text: str
+
+
+class ReasoningCompleted(Payload):
+    type = EventType.REASONING_COMPLETED
+    text: str
+    signature: str | None = None
+
+
+class MessageAppended(Payload):
+    type = EventType.MESSAGE_APPENDED
+    text: str
+
+
+class MessageCompleted(Payload):
+    type = EventType.MESSAGE_COMPLETED
+    text: str
+
+
+class ActionCall(BaseModel):
+    """One tool call as the model asked for it."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ActionsRequested(Payload):
+    type = EventType.ACTIONS_REQUESTED
+    actions: list[ActionCall]
+
+
+class ActionResult(Payload):
+    type = EventType.ACTION_RESULT
+    call_id: str
+    tool_name: str
+    is_error: bool = False
+    result: Any = None
+    error: str | None = None
+    duration_ms: int | None = None
+
+
+class ActionApprovalRequested(Payload):
+    type = EventType.ACTION_APPROVAL_REQUESTED
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ActionApprovalResolved(Payload):
+    type = EventType.ACTION_APPROVAL_RESOLVED
+    call_id: str
+    decision: str  # "approve" | "deny"
+    principal: str | None = None
+
+
+class SubagentCalled(Payload):
+    type = EventType.SUBAGENT_CALLED
+    call_id: str
+    subagent: str
+    prompt: str
+
+
+class SubagentCompleted(Payload):
+    type = EventType.SUBAGENT_COMPLETED
+    call_id: str
+    subagent: str
+    result: str | None = None
+    error: str | None = None
+    usage: Usage = Usage()
+
+
+PAYLOADS: dict[str, type[Payload]] = {
+    cls.type.value: cls
+    for cls in (
+        SessionStarted,
+        AbAssigned,
+        SessionWaiting,
+        SessionCompleted,
+        SessionFailed,
+        AgentBound,
+        MessageReceived,
+        TurnStarted,
+        TurnCompleted,
+        TurnFailed,
+        StepStarted,
+        StepCompleted,
+        ReasoningAppended,
+        ReasoningCompleted,
+        MessageAppended,
+        MessageCompleted,
+        ActionsRequested,
+        ActionResult,
+        ActionApprovalRequested,
+        ActionApprovalResolved,
+        SubagentCalled,
+        SubagentCompleted,
+    )
+}
+
+P = TypeVar("P", bound=Payload)
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class EventDraft:
+    """An event before the store has given it an index."""
+
+    type: str
+    data: dict[str, Any]
+    turn_id: str | None = None
+    at: str = field(default_factory=now_iso)
+
+
+def draft(payload: Payload, *, turn_id: str | None = None, at: str | None = None) -> EventDraft:
+    """Build a draft event from a typed payload."""
+    return EventDraft(
+        type=payload.type.value, data=payload.wire(), turn_id=turn_id, at=at or now_iso()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A recorded event. `data` is the wire payload; `payload()` parses it."""
+
+    type: str
+    index: int
+    session_id: str
+    at: str
+    data: dict[str, Any]
+    turn_id: str | None = None
+
+    @property
+    def known(self) -> bool:
+        """False for event types this version does not know (kept, never dropped)."""
+        return self.type in PAYLOADS
+
+    def payload(self) -> Payload | None:
+        """The typed payload, or None for an unknown event type."""
+        cls = PAYLOADS.get(self.type)
+        return cls.model_validate(self.data) if cls else None
+
+    def as_(self, cls: builtins.type[P]) -> P:
+        """The payload parsed as `cls`; raises if the type does not match."""
+        if self.type != cls.type.value:
+            raise TypeError(f"event {self.index} is {self.type}, not {cls.type.value}")
+        return cls.model_validate(self.data)
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.type,
+            "index": self.index,
+            "sessionId": self.session_id,
+        }
+        if self.turn_id is not None:
+            out["turnId"] = self.turn_id
+        out["at"] = self.at
+        out["data"] = self.data
+        return out
+
+    def to_json(self) -> str:
+        """One NDJSON line (without the newline)."""
+        return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> Event:
+        return cls(
+            type=str(raw["type"]),
+            index=int(raw["index"]),
+            session_id=str(raw["sessionId"]),
+            turn_id=raw.get("turnId"),
+            at=str(raw["at"]),
+            data=dict(raw.get("data") or {}),
+        )
+
+    @classmethod
+    def from_json(cls, line: str | bytes) -> Event:
+        return cls.from_wire(json.loads(line))
+
+    @classmethod
+    def from_draft(cls, d: EventDraft, *, session_id: str, index: int) -> Event:
+        return cls(
+            type=d.type,
+            index=index,
+            session_id=session_id,
+            at=d.at,
+            data=d.data,
+            turn_id=d.turn_id,
+        )
+
+
+TERMINAL_TURN_EVENTS = frozenset({EventType.TURN_COMPLETED, EventType.TURN_FAILED})

@@ -1,0 +1,1 @@
+"""Model providers behind one streaming port, resolved from `provider:model` ids."""

@@ -1,0 +1,1 @@
+"""The project layer: `agent/` folder discovery, diagnostics, the manifest and the build."""

@@ -1,0 +1,1 @@
+"""Schedules (deploy-time cron) and reminders (runtime wakes bound to a conversation)."""

@@ -1,0 +1,116 @@
+"""The `Store` port: durable sessions, their event streams, leases, reminders, idempotency.
+
+Every adapter (memory, files, DynamoDB) passes the same contract suite in
+`tests/store/test_contract.py`. The rules every adapter keeps:
+
+- `append` gives events the next indexes of their session, gap-free; concurrent appenders
+  never share or skip an index, and a batch lands whole, in order, contiguously.
+- `rotate_token` is a compare-and-set: of several rotations from one token, one wins.
+- A lease has one holder until it expires; after expiry anyone may take it over.
+- Deleting a session removes it from listings, reads and follows.
+- Every id is validated before it touches a path or a key (`InvalidId`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from agentkit.events import Event, EventDraft
+from agentkit.scheduling.records import ReminderRecord
+from agentkit.sessions import SessionRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Who holds a session's turn lease, and until when (epoch seconds)."""
+
+    holder: str
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a listing; pass `cursor` back to get the next one."""
+
+    items: list[SessionRecord] = field(default_factory=list)
+    cursor: str | None = None
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable state of one agent's sessions."""
+
+    # sessions
+    async def create_session(self, record: SessionRecord) -> None:
+        """Store a new session; `SessionExists` if the id is taken."""
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        """The session, or None when it does not exist or was deleted."""
+
+    async def list_sessions(
+        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+    ) -> Page:
+        """Sessions owned by `principal` (all sessions when None), newest first."""
+
+    async def find_session(self, channel_id: str, continuation_key: str) -> SessionRecord | None:
+        """The session a channel-defined continuation key points at, if any."""
+
+    async def touch_session(self, session_id: str) -> None:
+        """Bump `updated_at`."""
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Remove a session and its events. False if it did not exist."""
+
+    async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
+        """Replace the token hash if it still equals `expected_hash`. True if this call won."""
+
+    # events
+    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+        """Append drafts with the next indexes; returns the recorded events."""
+
+    async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
+        """Events with index >= start, in order (at most `limit`)."""
+
+    async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
+        """Like `read`, but waits up to `timeout` seconds for an event at `start` or later."""
+
+    async def next_index(self, session_id: str) -> int:
+        """The index the next appended event will get."""
+
+    # turn lease and interrupts
+    async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        """Take the lease if free, expired, or already held by `holder`."""
+
+    async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        """Extend the lease; False if `holder` no longer holds it."""
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        """Give the lease up if `holder` holds it."""
+
+    async def get_lease(self, session_id: str) -> Lease | None:
+        """The current, unexpired lease, if any."""
+
+    async def set_interrupt(self, session_id: str, requested: bool) -> None:
+        """Raise or clear the session's interrupt flag."""
+
+    async def interrupt_requested(self, session_id: str) -> bool:
+        """Whether a stop has been requested for the running turn."""
+
+    # reminders
+    async def put_reminder(self, reminder: ReminderRecord) -> None:
+        """Create or replace a reminder."""
+
+    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None: ...
+
+    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]: ...
+
+    async def delete_reminder(self, reminder_id: str) -> bool: ...
+
+    # idempotency
+    async def claim(self, key: str, ttl: float) -> bool:
+        """Record `key` for `ttl` seconds. True for the first claim, False for a repeat."""
+
+    async def close(self) -> None:
+        """Release resources (connections, watchers)."""
