@@ -32,3 +32,66 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+# --- AWS bundle (SAM) -------------------------------------------------------------------
+# sam-cli pins many packages, so it lives in its own venv, apart from the dev one.
+AWS_VENV ?= .venv-aws
+AWS_BIN := $(AWS_VENV)/bin
+# The Lambda runtime of template.yaml; `sam build` needs a matching interpreter on PATH.
+LAMBDA_PY ?= python3.12
+
+.PHONY: aws-tools aws-check aws-build aws-lint
+
+$(AWS_BIN)/sam:
+	$(PY) -m venv $(AWS_VENV)
+	$(AWS_BIN)/pip install -q --upgrade pip
+	$(AWS_BIN)/pip install -q aws-sam-cli cfn-lint
+	touch $@
+
+aws-tools: $(AWS_BIN)/sam
+
+aws-lint: aws-tools
+	$(AWS_BIN)/cfn-lint template.yaml
+	SAM_CLI_TELEMETRY=0 $(AWS_BIN)/sam validate --lint --region us-east-1
+
+# Uses the dev venv's agentkit (run `make setup` first); it never re-installs it.
+aws-build: aws-tools
+	@test -x "$(BIN)/agentkit" || { echo "aws-build: run 'make setup' first" >&2; exit 1; }
+	@PYDIR="$$(dirname "$$(pyenv which $(LAMBDA_PY) 2>/dev/null || command -v $(LAMBDA_PY) 2>/dev/null)")"; \
+	if [ -z "$$PYDIR" ] || [ "$$PYDIR" = "." ] || [ ! -x "$$PYDIR/$(LAMBDA_PY)" ]; then \
+	  echo "aws-build: $(LAMBDA_PY) not found (install it, e.g. 'pyenv install 3.12', or set LAMBDA_PY)" >&2; \
+	  exit 1; \
+	fi; \
+	PATH="$$PYDIR:$$PATH" LAYER_PIP="$(CURDIR)/$(BIN)/python -m pip" \
+	  SAM_CLI_TELEMETRY=0 $(AWS_BIN)/sam build --region us-east-1
+
+aws-check: aws-lint aws-build
+
+# Builder targets `sam build` runs for each function and the layer (BuildMethod: makefile).
+# ARTIFACTS_DIR is set by sam. `agentkit build` writes manifest.json and agent/ (and refuses
+# on error diagnostics); `agentkit.aws.check` refuses cron EventBridge cannot express. The
+# agentkit package itself is copied beside them; third-party code comes from the layer.
+# AGENT_DIR is the project whose agent/ is deployed: the repository root when it has an
+# agent/ folder, else the weather example.
+AGENTKIT_PYTHON ?= $(CURDIR)/$(BIN)/python
+AGENTKIT_CLI ?= $(CURDIR)/$(BIN)/agentkit
+AGENT_DIR ?= $(if $(wildcard agent/.),.,examples/weather)
+
+define AGENTKIT_FUNCTION_BUILD
+	"$(AGENTKIT_CLI)" build --dir "$(AGENT_DIR)" --out "$(ARTIFACTS_DIR)"
+	"$(AGENTKIT_PYTHON)" -m agentkit.aws.check "$(ARTIFACTS_DIR)/manifest.json"
+	cp -R src/agentkit "$(ARTIFACTS_DIR)/agentkit"
+	find "$(ARTIFACTS_DIR)/agentkit" -name '__pycache__' -type d -prune -exec rm -rf {} +
+endef
+
+build-ApiFunction:
+	$(AGENTKIT_FUNCTION_BUILD)
+
+build-TurnFunction:
+	$(AGENTKIT_FUNCTION_BUILD)
+
+build-HooksFunction:
+	$(AGENTKIT_FUNCTION_BUILD)
+
+build-SchedulerFunction:
+	$(AGENTKIT_FUNCTION_BUILD)

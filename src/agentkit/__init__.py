@@ -1,10 +1,19 @@
 """agentkit: define an AI agent as a folder, serve it locally, deploy it on AWS Lambda."""
 
+from agentkit.authoring.ab import AbDefinition, Variant, define_ab, variant
 from agentkit.authoring.agent import (
     AgentDefinition,
     InstructionsDefinition,
     define_agent,
     define_instructions,
+)
+from agentkit.authoring.channels import (
+    ChannelContext,
+    ChannelDefinition,
+    ChannelEventContext,
+    Route,
+    define_channel,
+    route,
 )
 from agentkit.authoring.contexts import (
     HookContext,
@@ -14,7 +23,20 @@ from agentkit.authoring.contexts import (
     SessionInfo,
     ToolContext,
 )
+from agentkit.authoring.evals import (
+    EvalDefinition,
+    EvalsConfig,
+    Trajectory,
+    called_tool,
+    define_eval,
+    define_evals_config,
+    did_not_call,
+    reply_contains,
+    reply_matches,
+    succeeded,
+)
 from agentkit.authoring.hooks import HookDefinition, define_hook
+from agentkit.authoring.mcp import McpConnectionDefinition, define_mcp_connection
 from agentkit.authoring.schedules import ScheduleDefinition, define_schedule
 from agentkit.authoring.skills import SkillDefinition, define_skill
 from agentkit.authoring.tools import ToolDefinition, define_tool
@@ -22,22 +44,44 @@ from agentkit.authoring.tools import ToolDefinition, define_tool
 __version__ = "0.1.0"
 
 __all__ = [
+    "AbDefinition",
     "AgentDefinition",
+    "ChannelContext",
+    "ChannelDefinition",
+    "ChannelEventContext",
+    "EvalDefinition",
+    "EvalsConfig",
     "HookContext",
     "HookDefinition",
     "HostServices",
     "InstructionsDefinition",
+    "McpConnectionDefinition",
     "ReminderTick",
+    "Route",
     "ScheduleContext",
     "ScheduleDefinition",
     "SessionInfo",
     "SkillDefinition",
     "ToolContext",
     "ToolDefinition",
+    "Trajectory",
+    "Variant",
+    "called_tool",
+    "define_ab",
     "define_agent",
+    "define_channel",
+    "define_eval",
+    "define_evals_config",
     "define_hook",
     "define_instructions",
+    "define_mcp_connection",
     "define_schedule",
     "define_skill",
     "define_tool",
+    "did_not_call",
+    "reply_contains",
+    "reply_matches",
+    "route",
+    "succeeded",
+    "variant",
 ]

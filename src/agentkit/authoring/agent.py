@@ -22,6 +22,7 @@ class AgentDefinition:
     instructions: str | None = None
     tool_timeout: float = 120.0
     options: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None  # display name; overrides pyproject's [project].name
 
 
 def define_agent(
@@ -31,9 +32,14 @@ def define_agent(
     description: str | None = None,
     instructions: str | None = None,
     tool_timeout: float = 120.0,
+    name: str | None = None,
     **options: Any,
 ) -> AgentDefinition:
-    """Define an agent's runtime config."""
+    """Define an agent's runtime config.
+
+    `name` (root agent only) is the display name; without it the name comes from
+    pyproject.toml `[project].name`, then the project folder's name.
+    """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
     return AgentDefinition(
@@ -43,6 +49,7 @@ def define_agent(
         instructions=instructions,
         tool_timeout=tool_timeout,
         options=dict(options),
+        name=name,
     )
 
 

@@ -76,6 +76,7 @@ class SubagentSpec(_Model):
     model: str | None = None
     instructions: str
     source: str
+    ref: CodeRef | None = None  # the subagent's agent.py, when it has one
 
 
 class McpConnectionSpec(_Model):
@@ -84,12 +85,16 @@ class McpConnectionSpec(_Model):
     url: str | None = None
     command: list[str] | None = None
     ref: CodeRef
+    description: str | None = None
+    header_names: list[str] = Field(default_factory=list)  # values stay out of the manifest
+    tools: list[str] | None = None  # None: every tool the server lists
 
 
 class RouteSpec(_Model):
     method: str
     path: str  # as served, e.g. /v1/channels/drive
     body_schema: dict[str, Any] | None = None
+    description: str | None = None
 
 
 class ChannelSpec(_Model):
@@ -98,6 +103,7 @@ class ChannelSpec(_Model):
     routes: list[RouteSpec] = Field(default_factory=list)
     events: list[str] = Field(default_factory=list)
     ref: CodeRef
+    description: str | None = None
 
 
 class ScheduleSpec(_Model):
@@ -119,12 +125,15 @@ class AbSpec(_Model):
     name: str
     variants: list[str]
     ref: CodeRef
+    weights: dict[str, float] = Field(default_factory=dict)
+    description: str | None = None
 
 
 class EvalSpec(_Model):
     id: str  # path under evals/ without the .eval.py suffix
     tags: list[str] = Field(default_factory=list)
     ref: CodeRef
+    description: str | None = None
 
 
 class Manifest(_Model):

@@ -1,0 +1,392 @@
+"""Framework overhead per turn: one tool call, then a final answer, zero-latency model.
+
+Ours runs with the file store (every event appended to `events.ndjson` before the turn moves
+on) against pydantic-ai (`Agent` + `FunctionModel`), the OpenAI Agents SDK (a fake `Model`)
+and Strands (a fake model provider), all in one event loop, interleaved in rounds so a slow
+moment of the machine hits every framework alike. A framework that is not installed prints
+a skip line. Nothing is asserted: read the ratios.
+
+    python bench/bench_turn.py [--rounds 7] [--turns 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+Runner = Callable[[], Awaitable[None]]
+PRECREATED = 0  # set from the command line: rounds * turns + 1
+
+
+def weather(city: str) -> dict[str, Any]:
+    return {"city": city, "tempC": 21}
+
+
+# ---- ours -----------------------------------------------------------------------------
+
+
+async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False) -> Runner:
+    from agentkit.engine.dispatch import LocalDispatcher
+    from agentkit.engine.runtime import AgentRuntime
+    from agentkit.events import Usage
+    from agentkit.models.base import (
+        Finish,
+        ModelChunk,
+        ModelRequest,
+        TextDelta,
+        ToolCall,
+        ToolCallChunk,
+        ToolResultMessage,
+    )
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.sessions import Principal
+    from agentkit.store.files import FileStore
+    from agentkit.store.memory import MemoryStore
+
+    project = tmp / f"ours-{int(follow_up)}{int(memory)}"
+    (project / "agent" / "tools").mkdir(parents=True)
+    (project / "agent" / "instructions.md").write_text("You report the weather.\n")
+    (project / "agent" / "tools" / "get_weather.py").write_text(
+        textwrap.dedent(
+            """
+            from pydantic import BaseModel
+            from agentkit import define_tool
+
+            class WeatherInput(BaseModel):
+                city: str
+
+            @define_tool(description="Get the weather for a city.")
+            async def get_weather(input: WeatherInput, ctx) -> dict:
+                return {"city": input.city, "tempC": 21}
+            """
+        )
+    )
+
+    class ZeroLatency:
+        id = "bench"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            if isinstance(request.messages[-1], ToolResultMessage):
+                yield TextDelta("It is 21C in Paris.")
+                yield Finish("end_turn", Usage(input_tokens=10, output_tokens=5))
+            else:
+                yield ToolCallChunk(ToolCall("call_1", "get_weather", {"city": "Paris"}))
+                yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
+
+    model = ZeroLatency()
+    store: Any = MemoryStore() if memory else FileStore(project / ".agentkit")
+    runtime = AgentRuntime(
+        AgentBundle.discover(project),
+        store,
+        model_resolver=lambda _id: model,
+        state_root=project / ".agentkit",
+    )
+    dispatcher = runtime.dispatcher
+    assert isinstance(dispatcher, LocalDispatcher)
+    alice = Principal("bench")
+
+    session: list[tuple[str, str]] = []  # (session id, token) of the current session
+
+    async def new_session() -> None:
+        acc = await runtime.start_session("Weather in Paris?", principal=alice)
+        await dispatcher.drain()
+        session[:] = [(acc.session_id, acc.continuation_token)]
+
+    async def next_turn() -> None:
+        # Ten turns per session, so history stays about the size of a real conversation.
+        if not session or len(session) > 10:
+            await new_session()
+            return
+        sid, token = session[-1]
+        acc = await runtime.follow_up(sid, token, "And tomorrow?", principal=alice)
+        await dispatcher.drain()
+        session.append((sid, acc.continuation_token))
+
+    await new_session()
+    events = await store.read(session[0][0])
+    assert events[-2].type == "turn.completed", [e.type for e in events]
+    return next_turn if follow_up else new_session
+
+
+# ---- pydantic-ai ----------------------------------------------------------------------
+
+
+async def setup_pydantic_ai(tmp: Path) -> Runner:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"})])
+        return ModelResponse(parts=[TextPart("It is 21C in Paris.")])
+
+    agent = Agent(FunctionModel(respond), instructions="You report the weather.")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> dict[str, Any]:
+        """Get the weather for a city."""
+        return weather(city)
+
+    async def turn() -> None:
+        result = await agent.run("Weather in Paris?")
+        assert result.output == "It is 21C in Paris."
+
+    return turn
+
+
+# ---- OpenAI Agents SDK ----------------------------------------------------------------
+
+
+async def setup_openai_agents(tmp: Path) -> Runner:
+    from agents import Agent, Runner, function_tool
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.run import RunConfig
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    class FakeModel(Model):
+        async def get_response(
+            self, system_instructions: Any, input: Any, *a: Any, **k: Any
+        ) -> Any:
+            done = isinstance(input, list) and any(
+                (i.get("type") if isinstance(i, dict) else None) == "function_call_output"
+                for i in input
+            )
+            if not done:
+                call = ResponseFunctionToolCall(
+                    arguments=json.dumps({"city": "Paris"}),
+                    call_id="call_1",
+                    name="get_weather",
+                    type="function_call",
+                    id="fc_1",
+                    status="completed",
+                )
+                return ModelResponse(output=[call], usage=Usage(), response_id=None)
+            text = ResponseOutputText(
+                annotations=[], text="It is 21C in Paris.", type="output_text"
+            )
+            msg = ResponseOutputMessage(
+                id="msg_1", content=[text], role="assistant", status="completed", type="message"
+            )
+            return ModelResponse(output=[msg], usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        return json.dumps(weather(city))
+
+    agent = Agent(
+        name="weather",
+        instructions="You report the weather.",
+        tools=[get_weather],
+        model=FakeModel(),
+    )
+    config = RunConfig(tracing_disabled=True)
+
+    async def turn() -> None:
+        result = await Runner.run(agent, "Weather in Paris?", run_config=config)
+        assert result.final_output == "It is 21C in Paris."
+
+    return turn
+
+
+# ---- Strands --------------------------------------------------------------------------
+
+
+async def setup_strands(tmp: Path) -> Runner:
+    from strands import Agent, tool
+    from strands.models.model import Model
+
+    class FakeModel(Model):
+        def update_config(self, **config: Any) -> None:
+            return None
+
+        def get_config(self) -> Any:
+            return {}
+
+        def structured_output(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+        async def stream(self, messages: Any, *a: Any, **k: Any) -> AsyncIterator[Any]:
+            usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
+            last = messages[-1]["content"]
+            yield {"messageStart": {"role": "assistant"}}
+            if any("toolResult" in block for block in last):
+                yield {"contentBlockStart": {"start": {}}}
+                yield {"contentBlockDelta": {"delta": {"text": "It is 21C in Paris."}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "end_turn"}}
+            else:
+                start = {"toolUse": {"toolUseId": "call_1", "name": "get_weather"}}
+                yield {"contentBlockStart": {"start": start}}
+                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"city": "Paris"}'}}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "tool_use"}}
+            yield {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}}
+
+    @tool
+    def get_weather(city: str) -> dict[str, Any]:
+        """Get the weather for a city.
+
+        Args:
+            city: City name
+        """
+        return weather(city)
+
+    agent = Agent(
+        model=FakeModel(),
+        tools=[get_weather],
+        system_prompt="You report the weather.",
+        callback_handler=None,
+    )
+
+    async def turn() -> None:
+        agent.messages = []
+        result = await agent.invoke_async("Weather in Paris?")
+        assert "21C" in str(result)
+
+    return turn
+
+
+# ---- the baseline: no framework -------------------------------------------------------
+
+
+async def setup_hand_loop(tmp: Path) -> Runner:
+    async def turn() -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+        call = {"name": "get_weather", "arguments": {"city": "Paris"}}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+        messages.append({"role": "tool", "content": json.dumps(weather("Paris"))})
+        messages.append({"role": "assistant", "content": "It is 21C in Paris."})
+
+    return turn
+
+
+async def setup_ours_turn_only(tmp: Path) -> Runner:
+    """Only `run_turn` is timed: sessions and their messages are recorded beforehand, as the
+    API process does before it hands a turn to the turn runner."""
+    from agentkit.engine.runtime import AgentRuntime
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.sessions import Principal
+    from agentkit.store.files import FileStore
+
+    await setup_ours(tmp / "seed")  # writes the project under tmp/seed/ours-00
+    project = tmp / "seed" / "ours-00"
+    queued: list[tuple[str, str]] = []
+
+    class Hold:
+        async def dispatch(self, session_id: str, turn_id: str) -> None:
+            queued.append((session_id, turn_id))
+
+    from agentkit.events import Usage
+    from agentkit.models.base import Finish, TextDelta, ToolCall, ToolCallChunk, ToolResultMessage
+
+    class ZeroLatency:
+        id = "bench"
+
+        async def stream(self, request: Any) -> AsyncIterator[Any]:
+            if isinstance(request.messages[-1], ToolResultMessage):
+                yield TextDelta("It is 21C in Paris.")
+                yield Finish("end_turn", Usage(input_tokens=10, output_tokens=5))
+            else:
+                yield ToolCallChunk(ToolCall("call_1", "get_weather", {"city": "Paris"}))
+                yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
+
+    model = ZeroLatency()
+    runtime = AgentRuntime(
+        AgentBundle.discover(project),
+        FileStore(tmp / "turn-only"),
+        dispatcher=Hold(),
+        model_resolver=lambda _id: model,
+        state_root=tmp / "turn-only",
+    )
+    for _ in range(PRECREATED):
+        await runtime.start_session("Weather in Paris?", principal=Principal("bench"))
+    queued.reverse()
+
+    async def turn() -> None:
+        session_id, turn_id = queued.pop()
+        await runtime.run_turn(session_id, turn_id)
+
+    return turn
+
+
+async def setup_ours_follow_up(tmp: Path) -> Runner:
+    return await setup_ours(tmp, follow_up=True)
+
+
+async def setup_ours_memory(tmp: Path) -> Runner:
+    return await setup_ours(tmp, memory=True)
+
+
+CONTENDERS: list[tuple[str, Callable[[Path], Awaitable[Runner]]]] = [
+    ("agentkit (file store)", setup_ours),
+    ("agentkit follow-up (file)", setup_ours_follow_up),
+    ("agentkit run_turn (file)", setup_ours_turn_only),
+    ("agentkit (memory store)", setup_ours_memory),
+    ("pydantic-ai", setup_pydantic_ai),
+    ("openai-agents", setup_openai_agents),
+    ("strands", setup_strands),
+    ("hand-written loop", setup_hand_loop),
+]
+
+
+async def main(rounds: int, turns: int) -> None:
+    with tempfile.TemporaryDirectory() as raw:
+        tmp = Path(raw)
+        runners: dict[str, Runner] = {}
+        for name, setup in CONTENDERS:
+            try:
+                runner = await setup(tmp)
+                await runner()  # warm up (imports, caches)
+            except ImportError as exc:
+                print(f"skip {name}: not installed ({exc.name})")
+                continue
+            runners[name] = runner
+        samples: dict[str, list[float]] = {name: [] for name in runners}
+        for _ in range(rounds):
+            for name, runner in runners.items():
+                started = time.perf_counter()
+                for _ in range(turns):
+                    await runner()
+                samples[name].append((time.perf_counter() - started) * 1000 / turns)
+        medians = {name: statistics.median(v) for name, v in samples.items()}
+        others = [v for n, v in medians.items() if not n.startswith(("agentkit", "hand"))]
+        fastest = min(others) if others else None
+        ours = medians.get("agentkit (file store)")
+        print(f"{'framework':<24}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
+        for name, med in sorted(medians.items(), key=lambda kv: kv[1]):
+            ratio = f"{med / ours:.2f}x" if ours else "-"
+            print(f"{name:<24}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
+        if fastest:
+            for name, med in medians.items():
+                if name.startswith("agentkit"):
+                    print(f"{name} / fastest other framework: {med / fastest:.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=50)
+    ns = parser.parse_args()
+    PRECREATED = ns.rounds * ns.turns + 1
+    asyncio.run(main(ns.rounds, ns.turns))
+    sys.exit(0)

@@ -1,0 +1,197 @@
+"""`define_channel`: custom HTTP surfaces beyond the built-in session API.
+
+A channel file `agent/channels/<name>.py` serves its routes under `/v1/channels/<name>`:
+
+    class DriveBody(BaseModel):
+        pr_url: str
+
+    async def drive(body: DriveBody, ctx: ChannelContext) -> dict:
+        accepted = await ctx.receive(f"Review {body.pr_url}", continuation_key=body.pr_url)
+        return {"sessionId": accepted.session_id}
+
+    channel = define_channel(
+        routes=[route("POST", "/", drive)],
+        events={"turn.completed": post_reply},      # delivery, for sessions it owns
+    )
+
+Route bodies are validated against the pydantic model (from `body=` or the handler's first
+parameter annotation) before the handler runs. `continuation` decides which conversation a
+request belongs to: requests that map to the same key follow up one session.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_type_hints
+
+from pydantic import BaseModel
+
+from agentkit.authoring.contexts import HostServices, SessionInfo
+from agentkit.events import EventType
+
+HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+METHODS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
+RouteHandler = Callable[..., Any]  # (body, ctx) -> result | Awaitable[result]
+ChannelEventHandler = Callable[..., Any]  # (event, ctx) -> None | Awaitable[None]
+ContinuationRule = Callable[[Any], str | None]  # validated body -> continuation key
+
+
+class ReceiveResult(Protocol):
+    """What `ctx.receive` returns: the session the message landed in."""
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def turn_id(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelContext:
+    """What a route handler receives beside its validated body.
+
+    `receive(message, *, continuation_key=None, mode="chat", auth=None)` starts a session
+    owned by this channel, or follows up the one already bound to `continuation_key`.
+    """
+
+    channel: str
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    principal: str | None
+    continuation_key: str | None
+    receive: Callable[..., Awaitable[ReceiveResult]]
+    host: HostServices
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelEventContext:
+    """What a channel `events` handler receives beside the event: the owning session."""
+
+    channel: str
+    session: SessionInfo
+    host: HostServices
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One HTTP route of a channel; `path` is relative to `/v1/channels/<name>`."""
+
+    method: str
+    path: str
+    handler: RouteHandler
+    body: type[BaseModel] | None = None
+    description: str | None = None
+
+    def body_schema(self) -> dict[str, Any] | None:
+        return self.body.model_json_schema() if self.body is not None else None
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.handler)
+
+
+def _body_from_signature(fn: Callable[..., Any]) -> type[BaseModel] | None:
+    params = list(inspect.signature(fn).parameters.values())
+    if not params:
+        return None
+    try:
+        hints = get_type_hints(fn)
+    except Exception:  # unresolvable forward refs: no body model
+        return None
+    hint = hints.get(params[0].name)
+    return hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
+
+
+def route(
+    method: str,
+    path: str,
+    handler: RouteHandler,
+    *,
+    body: type[BaseModel] | None = None,
+    description: str | None = None,
+) -> Route:
+    """Declare a route. The body model is `body=` or the handler's first annotation."""
+    verb = method.upper()
+    if verb not in METHODS:
+        raise ValueError(f"route method must be one of {', '.join(METHODS)}, not {method!r}")
+    if not callable(handler):
+        raise TypeError(f"handler of {verb} {path} is not callable")
+    if not path.startswith("/"):
+        path = "/" + path
+    if ".." in path.split("/") or "//" in path:
+        raise ValueError(f"route path {path!r} must be a clean relative path")
+    if body is not None and not (isinstance(body, type) and issubclass(body, BaseModel)):
+        raise TypeError("route body must be a pydantic model class")
+    model = body if body is not None else _body_from_signature(handler)
+    return Route(method=verb, path=path, handler=handler, body=model, description=description)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelDefinition:
+    """Routes, delivery handlers and the continuation rule of one channel."""
+
+    routes: tuple[Route, ...]
+    events: Mapping[str, ChannelEventHandler] = field(default_factory=dict)
+    continuation: ContinuationRule | None = None
+    kind: str = "custom"
+    description: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def find_route(self, method: str, path: str) -> Route | None:
+        path = path if path.startswith("/") else "/" + path
+        return next((r for r in self.routes if r.method == method.upper() and r.path == path), None)
+
+    def continuation_key(self, body: Any) -> str | None:
+        """The conversation a validated body belongs to (None: always a new session)."""
+        return self.continuation(body) if self.continuation is not None else None
+
+    def handlers_for(self, event_type: str) -> list[ChannelEventHandler]:
+        out = [h for key, h in self.events.items() if key == event_type]
+        if "*" in self.events:
+            out.append(self.events["*"])
+        return out
+
+
+def define_channel(
+    *,
+    routes: Sequence[Route | tuple[str, str, RouteHandler]] = (),
+    events: Mapping[str, ChannelEventHandler] | None = None,
+    continuation: ContinuationRule | None = None,
+    kind: str = "custom",
+    description: str | None = None,
+    **options: Any,
+) -> ChannelDefinition:
+    """Define a channel. Routes are `route(...)` values or `(method, path, handler)` tuples.
+
+    A channel needs at least one route or one event handler. Two routes may not share a
+    method and path. `kind` is `custom` unless a channel pack (slack, github) sets it.
+    """
+    built: list[Route] = []
+    for r in routes:
+        built.append(r if isinstance(r, Route) else route(*r))
+    seen: set[tuple[str, str]] = set()
+    for r in built:
+        if (r.method, r.path) in seen:
+            raise ValueError(f"channel declares {r.method} {r.path} twice")
+        seen.add((r.method, r.path))
+    known = {t.value for t in EventType} | {"*"}
+    for key, handler in (events or {}).items():
+        if key not in known:
+            raise ValueError(f"unknown event type {key!r} in define_channel events")
+        if not callable(handler):
+            raise TypeError(f"channel event handler for {key!r} is not callable")
+    if not built and not events:
+        raise ValueError("define_channel needs at least one route or event handler")
+    if continuation is not None and not callable(continuation):
+        raise TypeError("continuation must be a callable (body) -> key or None")
+    return ChannelDefinition(
+        routes=tuple(built),
+        events=dict(events or {}),
+        continuation=continuation,
+        kind=kind,
+        description=description,
+        options=dict(options),
+    )

@@ -1,0 +1,1 @@
+"""Lambda entry points, one module per function of template.yaml."""

@@ -1,0 +1,23 @@
+"""TurnFunction: runs or resumes one turn, invoked asynchronously with
+`{"sessionId", "turnId"}`. Delivery is at-least-once; the runtime's turn lease makes a
+duplicate do nothing. Errors propagate so Lambda retries and, when retries run out, sends
+the request to the on-failure destination (SchedulerFunction records the lost turn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentkit.aws.handlers._common import host, instrumented, run
+from agentkit.aws.observability import bind_turn
+
+
+@instrumented
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    session_id = event.get("sessionId")
+    turn_id = event.get("turnId")
+    if not isinstance(session_id, str) or not isinstance(turn_id, str):
+        # Retrying cannot fix a malformed payload: log it and return.
+        return {"ok": False, "error": "bad_request", "message": "sessionId and turnId required"}
+    bind_turn(session_id, turn_id)
+    run(host().run_turn(session_id, turn_id))
+    return {"ok": True, "sessionId": session_id, "turnId": turn_id}

@@ -1,0 +1,297 @@
+"""`AwsHost`: one agent composed for Lambda.
+
+The same `AgentRuntime` as locally, over other adapters: the DynamoDB store, a dispatcher
+that invokes TurnFunction asynchronously (a duplicate invocation runs the turn once: the
+runtime takes the session's turn lease), EventBridge Scheduler as the reminders' timer, and
+no in-process hook fan-out: hooks run in HooksFunction from the events table's stream, so
+the API and turn functions publish nothing. The manifest is read from the build folder baked
+into the function (`manifest.json`); a cold start never walks `agent/`.
+
+Every function builds one `AwsHost` per cold start; the handlers in `agentkit.aws.handlers`
+only translate their event into a call on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentkit.authoring.contexts import HostServices, SessionInfo
+from agentkit.aws.settings import AwsSettings
+from agentkit.aws.timer import EventBridgeTimer
+from agentkit.engine.fanout import Fanout
+from agentkit.events import Event, EventType
+from agentkit.project.bundle import AgentBundle
+from agentkit.scheduling.reminders import ReminderService
+from agentkit.scheduling.schedules import ScheduleDispatcher
+from agentkit.sessions import SessionRecord, validate_session_id
+
+log = logging.getLogger("agentkit.aws.host")
+
+ClientFactory = Callable[[str], Any]
+
+
+class LambdaDispatcher:
+    """Hands a turn to TurnFunction with an asynchronous (`Event`) invocation."""
+
+    def __init__(self, client: Any, function_name: str) -> None:
+        if not function_name:
+            raise ValueError("LambdaDispatcher needs the turn function's name")
+        self._client = client
+        self._function = function_name
+
+    async def dispatch(self, session_id: str, turn_id: str) -> None:
+        payload = turn_payload(session_id, turn_id)
+        await asyncio.to_thread(
+            self._client.invoke,
+            FunctionName=self._function,
+            InvocationType="Event",
+            Payload=payload.encode("utf-8"),
+        )
+
+
+class InlineDispatcher:
+    """Runs the turn before returning: `sam local` has no asynchronous invoke to hand it to."""
+
+    def __init__(self) -> None:
+        self.host: AwsHost | None = None
+
+    async def dispatch(self, session_id: str, turn_id: str) -> None:
+        if self.host is not None:
+            await self.host.run_turn(session_id, turn_id)
+
+
+def turn_payload(session_id: str, turn_id: str) -> str:
+    """The event TurnFunction receives."""
+    return json.dumps({"sessionId": session_id, "turnId": turn_id})
+
+
+class MetricsFanout:
+    """Counts turns, failures and tokens as the runtime records them (no hooks here)."""
+
+    def __init__(self, sink: Callable[[list[Event]], None]) -> None:
+        self._sink = sink
+
+    def publish(self, session: SessionRecord, events: list[Event]) -> None:
+        if any(e.type in (EventType.TURN_COMPLETED, EventType.TURN_FAILED) for e in events):
+            self._sink(events)
+
+
+class _ReminderService:
+    """The runtime as the reminder service sees it, plus `deliver` by session id (an HTTP
+    conversation's token rotates, so a reminder can only name it by id). Uses the
+    runtime's own `deliver` when it has one."""
+
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runtime, name)
+
+    @property
+    def manifest(self) -> Any:
+        return self._runtime.manifest
+
+    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Any:
+        own = getattr(type(self._runtime), "deliver", None)
+        if own is not None:
+            return await self._runtime.deliver(session_id, message, source=source)
+        from agentkit.errors import Conflict, NotFound
+        from agentkit.sessions import Principal
+
+        record = await self._runtime.store.get_session(session_id)
+        if record is None:
+            raise NotFound(f"unknown session {session_id}")
+        if record.mode == "task":
+            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        await self._runtime._settle(record)
+        principal = Principal(record.principal or f"reminder:{session_id}")
+        return await self._runtime._accept(record, message, principal, source, {})
+
+
+class AwsHost:
+    """Compose the runtime over DynamoDB, Lambda and EventBridge Scheduler."""
+
+    def __init__(
+        self,
+        settings: AwsSettings,
+        *,
+        bundle: AgentBundle | None = None,
+        clients: ClientFactory | None = None,
+        dispatcher: Any = None,
+        fanout: Fanout | None = None,
+        runtime_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        from agentkit.engine.runtime import AgentRuntime
+        from agentkit.store.dynamodb import DynamoDBSettings, DynamoDBStore
+
+        self.settings = settings
+        self._clients = clients or _default_clients(settings)
+        self.bundle = bundle or AgentBundle.load_built(settings.build_dir)
+        self.store = DynamoDBStore(
+            DynamoDBSettings(
+                endpoint_url=settings.service_endpoint("dynamodb"),
+                region=settings.region,
+                sessions_table=settings.sessions_table,
+                events_table=settings.events_table,
+            ),
+            client=self._clients("dynamodb"),
+        )
+        self.timer = EventBridgeTimer(
+            self._clients("scheduler"),
+            group=settings.schedule_group,
+            target_arn=settings.scheduler_target_arn,
+            role_arn=settings.scheduler_role_arn,
+        )
+        self.reminders = ReminderService(self.store, timer=self.timer)
+        self.services = HostServices(
+            reminders=self.reminders,
+            logger=logging.getLogger(f"agentkit.agent.{self.bundle.slug}"),
+        )
+        if dispatcher is None:
+            if settings.dispatch == "inline":
+                dispatcher = InlineDispatcher()
+            else:
+                dispatcher = LambdaDispatcher(self._clients("lambda"), settings.turn_function)
+        if isinstance(dispatcher, InlineDispatcher):
+            dispatcher.host = self
+        self.dispatcher = dispatcher
+        self.runtime = AgentRuntime(
+            self.bundle,
+            self.store,
+            dispatcher=dispatcher,
+            fanout=fanout,
+            host_services=self.services,
+            state_root=Path("/tmp/agentkit") / self.bundle.slug,
+            **dict(runtime_options or {}),
+        )
+        self.reminders.attach(service=_ReminderService(self.runtime), host=self.services)
+        self.schedules = ScheduleDispatcher(
+            self.runtime, definitions=self.bundle, host=self.services
+        )
+        self._hooks: list[Any] | None = None
+        self._app: Any = None
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> AwsHost:
+        return cls(AwsSettings.from_env(), **kwargs)
+
+    @property
+    def slug(self) -> str:
+        return self.bundle.slug
+
+    def client(self, service: str) -> Any:
+        return self._clients(service)
+
+    # -- the API -----------------------------------------------------------------------
+
+    def app(self) -> Any:
+        """The FastAPI app, single-agent layout, with the deployed auth chain."""
+        if self._app is None:
+            from agentkit.aws.auth import auth_chain
+            from agentkit.server.app import create_app
+            from agentkit.server.options import AgentMount, ServerOptions
+
+            options = ServerOptions(
+                mode="single",
+                dev=False,
+                auth=auth_chain(self.settings),
+                max_stream_window=self.settings.stream_window,
+            )
+            self._app = create_app([AgentMount(self.slug, self.runtime, host=self)], options)
+        return self._app
+
+    # -- turns -------------------------------------------------------------------------
+
+    async def run_turn(self, session_id: str, turn_id: str) -> None:
+        """Run (or resume) one turn; a duplicate of a finished or running turn does nothing."""
+        await self.runtime.run_turn(validate_session_id(session_id), turn_id)
+
+    async def recover_session(self, session_id: str) -> bool:
+        """Every open turn of a session whose lease has expired: ended as `turn.failed`, or
+        re-dispatched when it can resume (the runtime's own per-session recovery).
+        False when the session does not exist."""
+        from agentkit.engine.lifecycle import recover_session
+
+        record = await self.store.get_session(validate_session_id(session_id))
+        if record is None:
+            return False
+        await recover_session(self.runtime, record)
+        return True
+
+    async def fail_lost_turn(self, session_id: str, turn_id: str, reason: str) -> bool:
+        """TurnFunction gave up on `turn_id` (its retries ran out): unless the turn ended or
+        is parked on an approval, record it as `turn.failed` with `reason`. Never
+        re-dispatched, so a function that crashes on every attempt cannot loop.
+        True when this call recorded the failure."""
+        from agentkit.engine.fold import fold_turn
+        from agentkit.engine.turns import fail_turn
+
+        record = await self.store.get_session(validate_session_id(session_id))
+        if record is None:
+            return False
+        holder = f"lost:{turn_id}"
+        if not await self.store.acquire_lease(session_id, holder, self.runtime.lease_ttl):
+            return False  # a live worker holds the session; it will finish or expire
+        try:
+            state = fold_turn(await self.store.read(session_id), turn_id)
+            if state.terminal or state.parked or not state.received:
+                return False
+            await fail_turn(self.runtime.recorder(record, turn_id), state, reason)
+            return True
+        finally:
+            await self.store.release_lease(session_id, holder)
+
+    # -- hooks -------------------------------------------------------------------------
+
+    def hooks(self) -> list[Any]:
+        if self._hooks is None:
+            from agentkit.hooks import load_hooks
+
+            self._hooks = load_hooks(self.bundle)
+        return self._hooks
+
+    async def deliver_to_hooks(self, events: Iterable[Event]) -> list[Any]:
+        """Call the agent's hooks with `events`, in order; returns the handlers that failed."""
+        from agentkit.hooks import deliver_to_hooks, session_info
+
+        async def lookup(session_id: str) -> SessionInfo | None:
+            record = await self.store.get_session(session_id)
+            return session_info(record) if record is not None else None
+
+        return await deliver_to_hooks(self.hooks(), events, sessions=lookup)
+
+    def read_stream_event(self, image: dict[str, Any]) -> Event | None:
+        """The event of a stream record's NewImage (large events reassembled)."""
+        from agentkit.store.dynamodb import read_stream_event
+
+        return read_stream_event(self.client("dynamodb"), self.settings.events_table, image)
+
+    # -- schedules and reminders -------------------------------------------------------
+
+    async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
+        return await self.schedules.dispatch_schedule(schedule_id)
+
+    async def dispatch_reminder(self, reminder_id: str) -> dict[str, Any]:
+        return await self.reminders.dispatch_reminder(reminder_id)
+
+    async def fire_reminder(self, reminder_id: str) -> None:
+        """What a reminder's EventBridge schedule does when it fires (never raises)."""
+        await self.reminders.fire(reminder_id)
+
+    async def claim_once(self, key: str, ttl: float = 7 * 86400) -> bool:
+        """True the first time `key` is seen (Scheduler and Lambda deliver at least once)."""
+        return await self.store.claim(key, ttl)
+
+
+def _default_clients(settings: AwsSettings) -> ClientFactory:
+    from agentkit.aws.clients import client
+
+    def factory(service: str) -> Any:
+        return client(service, settings)
+
+    return factory

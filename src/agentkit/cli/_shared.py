@@ -1,0 +1,42 @@
+"""Helpers shared by the project commands (not a command: the name starts with `_`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from agentkit.project.manifest import Diagnostic
+
+
+def add_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dir",
+        default=".",
+        type=Path,
+        help="the project folder, the one holding agent/ (default: the current folder)",
+    )
+
+
+def project_dir(args: argparse.Namespace) -> Path | None:
+    """The `--dir` folder, or None (with a message on stderr) when it does not exist."""
+    path = Path(args.dir)
+    if not path.is_dir():
+        print(f"agentkit: {path} is not a folder", file=sys.stderr)
+        return None
+    return path
+
+
+def print_diagnostics(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    for d in diagnostics:
+        head, _, rest = d.message.partition("\n")
+        print(f"{d.severity:<7} {d.path}: {head} [{d.code}]", file=out)
+        for line in rest.splitlines():
+            print(f"        {line}", file=out)
+
+
+def summary(diagnostics: list[Diagnostic]) -> str:
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    return f"{errors} error(s), {warnings} warning(s)"

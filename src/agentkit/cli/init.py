@@ -1,0 +1,38 @@
+"""`agentkit init`: scaffold a new agent project."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentkit.errors import ProjectError
+from agentkit.project.scaffold import scaffold
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "init",
+        help="scaffold a new agent project that validates cleanly",
+        description=(
+            "Create DIR (if needed) with pyproject.toml, agent/instructions.md, "
+            "agent/agent.py, a sample tool and a sample eval. Never overwrites an "
+            "existing agent/ folder."
+        ),
+    )
+    parser.add_argument("dir", type=Path, metavar="DIR", help="the folder to create the agent in")
+    parser.add_argument("--name", help="the agent's name (default: the folder name)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        written = scaffold(args.dir, args.name)
+    except ProjectError as exc:
+        print(f"agentkit init: {exc}", file=sys.stderr)
+        return 1
+    for rel in written:
+        print(f"created {Path(args.dir) / rel}")
+    print(f"next: agentkit validate --dir {args.dir}")
+    return 0

@@ -1,0 +1,88 @@
+"""`agentkit run --dir . "message"`: one turn, locally, printed as a trajectory."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
+from agentkit.engine.dispatch import LocalDispatcher
+from agentkit.engine.runtime import AgentRuntime
+from agentkit.engine.trajectory import dumps, trajectory
+from agentkit.models import resolve_model
+from agentkit.models.base import Model
+from agentkit.project.bundle import AgentBundle
+from agentkit.sessions import Principal
+from agentkit.store.files import FileStore
+
+EXIT_FAILED = 1
+EXIT_APPROVAL = 3
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run one turn of the agent locally and print its trajectory",
+        description=(
+            "Send MESSAGE to the agent in --dir, run the turn in this process with the state "
+            "under <dir>/.agentkit, write .agentkit/traces/<sessionId>.ndjson and print the "
+            "trajectory as JSON. Exits 1 when the turn fails and 3 when a tool call waits "
+            "for approval."
+        ),
+    )
+    add_dir_argument(parser)
+    parser.add_argument("message", help="the message to send")
+    parser.add_argument("--model", help="a provider:model id (default: the agent's, then 'test')")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = project_dir(args)
+    if root is None:
+        return 2
+    bundle = AgentBundle.discover(root)
+    if bundle.manifest.has_errors:
+        print_diagnostics(bundle.manifest.diagnostics, sys.stderr)
+        print("agentkit: fix the errors above before running the agent", file=sys.stderr)
+        return EXIT_FAILED
+    return asyncio.run(_run(bundle, root, args.message, args.model))
+
+
+async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | None) -> int:
+    state = root / ".agentkit"
+    store = FileStore(state)
+    chosen = model_id or bundle.manifest.agent.model or os.environ.get("AGENTKIT_MODEL")
+
+    def resolver(requested: str | None) -> Model:
+        return resolve_model(requested if requested != bundle.manifest.agent.model else chosen)
+
+    runtime = AgentRuntime(bundle, store, model_resolver=resolver, state_root=state)
+    try:
+        accepted = await runtime.start_session(message, principal=Principal("local"), source="cli")
+        dispatcher = runtime.dispatcher
+        assert isinstance(dispatcher, LocalDispatcher)
+        await dispatcher.drain()
+        events = await store.read(accepted.session_id)
+    finally:
+        await store.close()
+    trace = store.trace_path(accepted.session_id)
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    trace.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")
+    result = trajectory(events)
+    print(dumps(result))
+    if result["approvals"]:
+        names = ", ".join(f"{a['toolName']} ({a['callId']})" for a in result["approvals"])
+        print(
+            f"agentkit: the turn is waiting for approval of {names}; `agentkit run` cannot "
+            "approve tool calls: use `agentkit serve` and the approvals routes",
+            file=sys.stderr,
+        )
+        return EXIT_APPROVAL
+    if result["error"]:
+        print(f"agentkit: the turn failed: {result['error']}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0

@@ -1,0 +1,217 @@
+"""`agentkit serve`: serve one or more agent folders over HTTP with uvicorn.
+
+Refuses to start while an agent has error diagnostics. On start each agent recovers what a
+previous process left mid-turn; on SIGINT/SIGTERM live streams end, connections close, and
+turns still running are left for that recovery (see `agentkit.hosts.local`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PORT = 3000
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve agents over HTTP (API, docs, playground)",
+        description="Serve one or more agent folders over the agentkit HTTP API.",
+    )
+    p.add_argument(
+        "--dir",
+        dest="dirs",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        help="an agent project folder (repeat to serve several in multi mode; default .)",
+    )
+    p.add_argument("--dev", action="store_true", help="dev mode: hand-run schedules/reminders")
+    p.add_argument("--mode", choices=("single", "multi"), default="multi")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument(
+        "--bearer-token",
+        dest="bearer_tokens",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="admit this bearer token (repeatable; each token is its own principal)",
+    )
+    p.add_argument(
+        "--tokens-file",
+        type=Path,
+        metavar="FILE",
+        help="bearer tokens, one per line (keeps them out of the process list)",
+    )
+    p.add_argument("--allow-anonymous", action="store_true", help="admit everyone (demos only)")
+    p.add_argument("--no-playground", action="store_true")
+    p.add_argument("--no-docs", action="store_true")
+    p.add_argument("--no-schedules", action="store_true", help="never fire schedules by cron")
+    p.add_argument("--state-root", type=Path, metavar="DIR", help="sessions go in DIR/<slug>/")
+    p.add_argument("--max-body-bytes", type=int, default=None, metavar="N")
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.set_defaults(func=run)
+
+
+def _tokens(args: argparse.Namespace) -> list[str] | str:
+    tokens = [t for t in args.bearer_tokens if t.strip()]
+    if args.bearer_tokens and len(tokens) != len(args.bearer_tokens):
+        return "--bearer-token must not be empty"
+    if args.tokens_file is not None:
+        try:
+            text = args.tokens_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            return f"cannot read --tokens-file: {exc}"
+        tokens += [line.strip() for line in text.splitlines() if line.strip()]
+        if not tokens:
+            return "--tokens-file holds no tokens"
+    return tokens
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from agentkit.hosts.local import LocalHost, LocalHostOptions
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.server.app import create_app
+    from agentkit.server.auth import AuthChain
+    from agentkit.server.options import DEFAULT_MAX_BODY_BYTES, ServerOptions
+
+    dirs: list[Path] = args.dirs or [Path(".")]
+    if args.mode == "single" and len(dirs) != 1:
+        print("agentkit serve: --mode single serves exactly one --dir", file=sys.stderr)
+        return 2
+    tokens = _tokens(args)
+    if isinstance(tokens, str):
+        print(f"agentkit serve: {tokens}", file=sys.stderr)
+        return 2
+    bundles = []
+    for d in dirs:
+        if not d.is_dir():
+            print(f"agentkit serve: {d} is not a directory", file=sys.stderr)
+            return 2
+        bundles.append(AgentBundle.discover(d.resolve()))
+    if _report_errors(bundles):
+        return 1
+    slugs = [b.slug for b in bundles]
+    if len(set(slugs)) != len(slugs):
+        print(f"agentkit serve: two agents share a slug: {sorted(slugs)}", file=sys.stderr)
+        return 2
+
+    host_options = LocalHostOptions(
+        state_root=args.state_root.resolve() if args.state_root else None,
+        dev=args.dev,
+        schedules=not args.no_schedules,
+    )
+    hosts = [LocalHost(b, host_options) for b in bundles]
+    auth = AuthChain.from_flags(
+        bearer_tokens=tokens, allow_anonymous=args.allow_anonymous, dev=args.dev
+    )
+    options = ServerOptions(
+        mode=args.mode,
+        dev=args.dev,
+        auth=auth,
+        playground=not args.no_playground,
+        docs=not args.no_docs,
+        max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+    )
+    try:
+        app = create_app(
+            [h.mount() for h in hosts],
+            options,
+            on_startup=[h.start for h in hosts],
+            on_shutdown=[h.aclose for h in hosts],
+        )
+    except ValueError as exc:
+        print(f"agentkit serve: {exc}", file=sys.stderr)
+        return 2
+    if not _is_loopback(args.host) and auth.names == ["localDevStrict"]:
+        print(
+            "agentkit serve: warning: localDevStrict admits loopback clients only; "
+            "remote callers get 401 (use --bearer-token)",
+            file=sys.stderr,
+        )
+    return _serve(app, args, [h.slug for h in hosts])
+
+
+def _report_errors(bundles: list[Any]) -> bool:
+    failed = False
+    for bundle in bundles:
+        for d in bundle.manifest.diagnostics:
+            if d.severity == "error":
+                failed = True
+                print(f"{bundle.root}: error {d.code} {d.path}: {d.message}", file=sys.stderr)
+    if failed:
+        print("agentkit serve: fix the errors above and try again", file=sys.stderr)
+    return failed
+
+
+def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:
+    import uvicorn
+
+    state = app.state.agentkit
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # End live NDJSON streams first, or uvicorn would wait on them until its
+            # graceful-shutdown timeout.
+            loop = _loop
+            if loop is not None:
+                loop.call_soon_threadsafe(state.shutdown.set)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises the signal after a graceful shutdown (exit status -2 and a
+            # KeyboardInterrupt traceback); a stop we handled is a clean exit here.
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+        access_log=False,
+    )
+    server = Server(config)
+
+    async def main() -> None:
+        nonlocal _loop
+        _loop = asyncio.get_running_loop()
+        await server.serve()
+
+    base = f"http://{args.host}:{args.port}"
+    for slug in slugs:
+        prefix = "" if args.mode == "single" else f"/{slug}"
+        print(f"agentkit: {slug} at {base}{prefix}/v1/session", file=sys.stderr)
+    asyncio.run(main())
+    return 0 if server.started else 1

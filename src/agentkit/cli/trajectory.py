@@ -1,0 +1,37 @@
+"""`agentkit trajectory --events FILE`: tool calls, reply and usage of any events file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentkit.engine.trajectory import dumps, read_events_file, trajectory
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "trajectory",
+        help="print the trajectory (tool calls, reply, usage) of an events file",
+        description=(
+            "Read a session's events (a trace written by `agentkit run`, or a session's "
+            "events.ndjson) and print its tool calls, reply and token usage as JSON."
+        ),
+    )
+    parser.add_argument("--events", required=True, type=Path, help="an NDJSON events file")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path: Path = args.events
+    try:
+        events = read_events_file(path)
+    except OSError as exc:
+        print(f"agentkit: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"agentkit: {exc}", file=sys.stderr)
+        return 1
+    print(dumps(trajectory(events)))
+    return 0

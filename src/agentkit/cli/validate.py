@@ -1,0 +1,40 @@
+"""`agentkit validate`: print the diagnostics of an agent folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir, summary
+from agentkit.project.bundle import AgentBundle
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "validate",
+        help="check an agent folder and print its diagnostics",
+        description=(
+            "Discover the agent in --dir and print every diagnostic (errors, warnings). "
+            "Exits 1 when there is an error-severity diagnostic, 0 otherwise."
+        ),
+    )
+    add_dir_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the diagnostics as a JSON array")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = project_dir(args)
+    if root is None:
+        return 2
+    manifest = AgentBundle.discover(root).manifest
+    if args.json:
+        payload = [d.model_dump(by_alias=True, mode="json") for d in manifest.diagnostics]
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print_diagnostics(manifest.diagnostics, sys.stdout)
+        status = "invalid" if manifest.has_errors else "valid"
+        print(f"{manifest.agent.name}: {status} ({summary(manifest.diagnostics)})")
+    return 1 if manifest.has_errors else 0

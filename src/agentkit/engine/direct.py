@@ -1,0 +1,98 @@
+"""Direct tool calls: a server tool run with no model turn (`POST /v1/tools/:name`).
+
+With a session, the call shares the turn lease (so it answers `session_busy` while a turn
+runs) and is recorded on the stream as `actions.requested` + `action.result` with no
+`turnId`. Agent-execution tools are refused: they run only inside a session workspace.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentkit.engine.loop import session_info
+from agentkit.engine.service import ToolCallOutcome
+from agentkit.engine.tools import CallContext, InvalidToolInput, call_workdir, invoke
+from agentkit.errors import BadRequest, Conflict, NotFound
+from agentkit.events import ActionCall, ActionResult, ActionsRequested, draft
+from agentkit.sessions import SessionRecord, SessionStatus, fold_status
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
+
+
+def new_call_id(tool_name: str) -> str:
+    """`tool_<name>_<random>`."""
+    return f"tool_{tool_name}_{secrets.token_hex(6)}"
+
+
+class DirectCalls:
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.rt = runtime
+
+    async def call(
+        self, tool_name: str, tool_input: Mapping[str, Any], record: SessionRecord | None
+    ) -> ToolCallOutcome:
+        authored = {n: e for n, e in self.rt.tools.items() if e.spec is not None}
+        entry = authored.get(tool_name)
+        if entry is None:
+            raise NotFound(f"no tool named {tool_name!r}", available=sorted(authored))
+        if entry.execution == "agent":
+            raise BadRequest(
+                f"{tool_name!r} is an agent-execution tool; it runs only inside a session turn",
+                code="agent_execution_tool",
+            )
+        try:
+            args, value = entry.validate(tool_input)
+        except InvalidToolInput as exc:
+            raise BadRequest(str(exc), code="invalid_input") from None
+        call_id = new_call_id(tool_name)
+        if record is None:
+            outcome = await self._run(entry, value, call_id, None)
+            return ToolCallOutcome(
+                tool_name, call_id, outcome.is_error, _shown(outcome), outcome.duration_ms
+            )
+        holder = "tool:" + call_id
+        store = self.rt.store
+        if not await store.acquire_lease(record.id, holder, self.rt.lease_ttl):
+            raise Conflict("a turn is running in this session", code="session_busy")
+        try:
+            if fold_status(await store.read(record.id)) == SessionStatus.RUNNING:
+                raise Conflict("a turn is running in this session", code="session_busy")
+            call = ActionCall(call_id=call_id, tool_name=tool_name, arguments=args)
+            await self.rt.record(record, [draft(ActionsRequested(actions=[call]))])
+            outcome = await self._run(entry, value, call_id, record)
+            result = ActionResult(
+                call_id=call_id,
+                tool_name=tool_name,
+                is_error=outcome.is_error,
+                result=outcome.result,
+                error=outcome.error,
+                duration_ms=outcome.duration_ms,
+            )
+            await self.rt.record(record, [draft(result)])
+        finally:
+            await store.release_lease(record.id, holder)
+        return ToolCallOutcome(
+            tool_name, call_id, outcome.is_error, _shown(outcome), outcome.duration_ms
+        )
+
+    async def _run(self, entry: Any, value: Any, call_id: str, record: SessionRecord | None) -> Any:
+        workdir = call_workdir(self.rt.state_root, call_id)
+        ctx = CallContext(
+            session=session_info(record) if record is not None else None,
+            host=self.rt.host,
+            call_id=call_id,
+            tool_name=entry.name,
+            workdir=workdir,
+        )
+        timeout = entry.timeout or self.rt.manifest.agent.tool_timeout
+        try:
+            return await invoke(entry, value, ctx, timeout)
+        finally:
+            ctx.cleanup()
+
+
+def _shown(outcome: Any) -> Any:
+    return outcome.error if outcome.is_error else outcome.result

@@ -1,0 +1,206 @@
+"""Folds over a session's events: the conversation the model sees, and one turn's state.
+
+Nothing else keeps a copy of the conversation: each step rebuilds it from the stream. The
+fold skips partial output (deltas of a step that never completed its message) and gives
+every tool call the model made a result, so a provider never sees a dangling call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentkit.events import Event, EventType, Usage
+from agentkit.models.base import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+MISSING_RESULT = "no result was recorded for this tool call"
+
+
+def result_text(result: Any) -> str:
+    """How a tool's result is shown to the model: strings as they are, the rest as JSON."""
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False, default=str)
+
+
+class _Conversation:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._text: str = ""
+        self._reasoning: str | None = None
+        self._signature: str | None = None
+        self._calls: list[ToolCall] = []
+        self._open_calls: dict[str, str] = {}  # call id -> tool name, awaiting a result
+
+    def flush(self) -> None:
+        if self._text or self._reasoning or self._calls:
+            self.messages.append(
+                AssistantMessage(
+                    text=self._text,
+                    reasoning=self._reasoning,
+                    reasoning_signature=self._signature,
+                    tool_calls=tuple(self._calls),
+                )
+            )
+        self._text, self._reasoning, self._signature, self._calls = "", None, None, []
+
+    def close_calls(self) -> None:
+        """Give every call still waiting a result, so the next message is well-formed."""
+        self.flush()
+        for call_id, name in self._open_calls.items():
+            self.messages.append(ToolResultMessage(call_id, name, MISSING_RESULT, True))
+        self._open_calls.clear()
+
+    def add(self, ev: Event) -> None:
+        t, d = ev.type, ev.data
+        if t == EventType.MESSAGE_RECEIVED:
+            self.close_calls()
+            self.messages.append(UserMessage(str(d.get("message", ""))))
+        elif ev.turn_id is None:
+            return  # direct tool calls on the session are not part of the model's dialogue
+        elif t == EventType.STEP_STARTED:
+            self.flush()
+        elif t == EventType.REASONING_COMPLETED:
+            self._reasoning = (self._reasoning or "") + str(d.get("text", ""))
+            self._signature = d.get("signature") or self._signature
+        elif t == EventType.MESSAGE_COMPLETED:
+            self._text += str(d.get("text", ""))
+        elif t == EventType.ACTIONS_REQUESTED:
+            for a in d.get("actions") or []:
+                call = ToolCall(
+                    str(a["callId"]), str(a["toolName"]), dict(a.get("arguments") or {})
+                )
+                self._calls.append(call)
+                self._open_calls[call.id] = call.name
+        elif t == EventType.ACTION_RESULT:
+            call_id = str(d.get("callId"))
+            if call_id not in self._open_calls:
+                return
+            self.flush()
+            name = self._open_calls.pop(call_id)
+            if d.get("isError"):
+                text = str(d.get("error") or result_text(d.get("result")))
+                self.messages.append(ToolResultMessage(call_id, name, text, True))
+            else:
+                self.messages.append(ToolResultMessage(call_id, name, result_text(d.get("result"))))
+        elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
+            self.close_calls()
+
+
+def fold_conversation(events: Iterable[Event]) -> list[Message]:
+    """The model's view of a session: user messages, assistant steps, tool results."""
+    conv = _Conversation()
+    for ev in events:
+        conv.add(ev)
+    conv.close_calls()
+    return conv.messages
+
+
+@dataclass(slots=True)
+class PendingCall:
+    """A tool call of a turn that has no recorded result yet."""
+
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    approval_requested: bool = False
+    approval_arguments: dict[str, Any] | None = None
+    decision: str | None = None  # "approve" | "deny" once resolved
+    decided_by: str | None = None
+    decided_digest: str | None = None  # digest of the arguments the decision was made on
+
+
+@dataclass(slots=True)
+class TurnState:
+    """What the events say about one turn: where it got to and what is still open."""
+
+    turn_id: str
+    received: bool = False
+    started: bool = False
+    terminal: bool = False
+    steps: int = 0
+    step_open: bool = False
+    usage: Usage = field(default_factory=Usage)
+    pending: dict[str, PendingCall] = field(default_factory=dict)
+    message: str | None = None
+
+    @property
+    def parked(self) -> bool:
+        """Waiting on a human: some open call has an unresolved approval request."""
+        return any(p.approval_requested and p.decision is None for p in self.pending.values())
+
+    @property
+    def resumable(self) -> bool:
+        """Every open call was parked for approval and every one has been decided."""
+        return (
+            not self.terminal
+            and not self.step_open
+            and bool(self.pending)
+            and all(p.approval_requested and p.decision for p in self.pending.values())
+        )
+
+
+def _usage(raw: Any) -> Usage:
+    return Usage.model_validate(raw) if isinstance(raw, dict) else Usage()
+
+
+def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
+    """The state of `turn_id`, folded from the session's events."""
+    st = TurnState(turn_id)
+    for ev in events:
+        if ev.turn_id != turn_id:
+            continue
+        t, d = ev.type, ev.data
+        if t == EventType.MESSAGE_RECEIVED:
+            st.received, st.message = True, str(d.get("message", ""))
+        elif t == EventType.TURN_STARTED:
+            st.started = True
+        elif t == EventType.STEP_STARTED:
+            st.steps, st.step_open = st.steps + 1, True
+        elif t == EventType.STEP_COMPLETED:
+            st.step_open = False
+            st.usage = st.usage + _usage(d.get("usage"))
+        elif t == EventType.SUBAGENT_COMPLETED:
+            st.usage = st.usage + _usage(d.get("usage"))
+        elif t == EventType.ACTIONS_REQUESTED:
+            for a in d.get("actions") or []:
+                cid = str(a["callId"])
+                st.pending[cid] = PendingCall(
+                    cid, str(a["toolName"]), dict(a.get("arguments") or {})
+                )
+        elif t == EventType.ACTION_RESULT:
+            st.pending.pop(str(d.get("callId")), None)
+        elif t == EventType.ACTION_APPROVAL_REQUESTED:
+            p = st.pending.get(str(d.get("callId")))
+            if p is not None:
+                p.approval_requested = True
+                p.approval_arguments = dict(d.get("arguments") or {})
+        elif t == EventType.ACTION_APPROVAL_RESOLVED:
+            p = st.pending.get(str(d.get("callId")))
+            if p is not None and p.decision is None:
+                p.decision, p.decided_by = str(d.get("decision")), d.get("principal")
+                p.decided_digest = d.get("argumentsDigest")
+        elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
+            st.terminal = True
+    return st
+
+
+def open_turns(events: Iterable[Event]) -> list[str]:
+    """Ids of turns that were received or started but never reached a terminal event."""
+    seen: dict[str, bool] = {}
+    for ev in events:
+        if ev.turn_id is None:
+            continue
+        if ev.type in (EventType.MESSAGE_RECEIVED, EventType.TURN_STARTED):
+            seen.setdefault(ev.turn_id, False)
+        elif ev.type in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
+            seen[ev.turn_id] = True
+    return [tid for tid, done in seen.items() if not done]

@@ -1,0 +1,101 @@
+"""Settling a busy session before a new message, and recovering turns after a restart.
+
+Both only look at the events and the lease, so they work the same whether the turn ran in
+this process, another one, or a process that is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from typing import TYPE_CHECKING
+
+from agentkit.engine.fold import fold_turn, open_turns
+from agentkit.engine.turns import fail_turn
+from agentkit.errors import Conflict
+from agentkit.events import Event
+from agentkit.sessions import SessionRecord, SessionStatus, fold_status
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
+
+LOST_TURN = "turn lost: the process running it stopped before the turn finished"
+SETTLE_POLL = 0.02
+
+
+async def settle(rt: AgentRuntime, record: SessionRecord) -> None:
+    """Interrupt whatever runs in the session and wait (bounded) for it to end.
+
+    A turn parked on approvals is ended at once; a running one is interrupted and waited
+    for up to `rt.settle_timeout` seconds, then `Conflict(session_busy)`.
+    """
+    store = rt.store
+    events = await store.read(record.id)
+    status = fold_status(events)
+    if status == SessionStatus.AWAITING_APPROVAL:
+        await abandon_parked(rt, record, events)
+        return
+    lease = await store.get_lease(record.id)
+    if status != SessionStatus.RUNNING and lease is None:
+        return
+    await rt.interrupt(record.id)
+    deadline = time.monotonic() + rt.settle_timeout
+    while time.monotonic() < deadline:
+        await asyncio.sleep(SETTLE_POLL)
+        events = await store.read(record.id)
+        if (
+            fold_status(events) != SessionStatus.RUNNING
+            and await store.get_lease(record.id) is None
+        ):
+            return
+    raise Conflict("the running turn did not stop in time", code="session_busy")
+
+
+async def abandon_parked(rt: AgentRuntime, record: SessionRecord, events: list[Event]) -> None:
+    """End a turn parked on approvals as interrupted (its parked calls never ran)."""
+    holder = "settle:" + secrets.token_hex(6)
+    if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
+        raise Conflict("the session is busy", code="session_busy")
+    try:
+        for turn_id in open_turns(events):
+            state = fold_turn(events, turn_id)
+            if state.parked or state.resumable:
+                await fail_turn(rt.recorder(record, turn_id), state, "turn interrupted")
+    finally:
+        await rt.store.release_lease(record.id, holder)
+
+
+async def recover_all(rt: AgentRuntime) -> None:
+    """Look at every session once (see `recover_session`)."""
+    cursor: str | None = None
+    while True:
+        page = await rt.store.list_sessions(None, limit=100, cursor=cursor)
+        for record in page.items:
+            await recover_session(rt, record)
+        cursor = page.cursor
+        if cursor is None:
+            return
+
+
+async def recover_session(rt: AgentRuntime, record: SessionRecord) -> None:
+    """Open turns whose lease is free: parked ones stay, decided or never-started ones are
+    dispatched, and the rest (their process died) end as `turn.failed`, tools not re-run."""
+    events = await rt.store.read(record.id)
+    turns = open_turns(events)
+    if not turns or await rt.store.get_lease(record.id) is not None:
+        return
+    for turn_id in turns:
+        state = fold_turn(events, turn_id)
+        if state.parked:
+            continue
+        if state.resumable or not state.started:
+            await rt.dispatcher.dispatch(record.id, turn_id)
+            continue
+        holder = "recover:" + secrets.token_hex(6)
+        if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
+            return
+        try:
+            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
+        finally:
+            await rt.store.release_lease(record.id, holder)

@@ -1,0 +1,420 @@
+"""The turn loop: model steps and tool calls, recorded as events, until a final answer.
+
+Order of events in a turn: `turn.started`, then per step `step.started`, `reasoning.*`,
+`message.*`, `actions.requested`, `action.result`s, `step.completed`, and at the end
+`turn.completed` or `turn.failed` followed by `session.waiting` (chat) or
+`session.completed`/`session.failed` (task). A step whose calls need approval records
+`action.approval_requested` and `step.completed`, then the turn parks; a resume records
+the decided calls' results and carries on with the next step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.authoring.contexts import HostServices, SessionInfo, ToolContext
+from agentkit.engine.agent_tool import run_agent_tool
+from agentkit.engine.approvals import arguments_digest
+from agentkit.engine.builtins import TASK, TaskInput
+from agentkit.engine.fold import TurnState, fold_conversation
+from agentkit.engine.recorder import Recorder
+from agentkit.engine.step import RecordingSink, StepOutput, model_step
+from agentkit.engine.subagents import run_subagent
+from agentkit.engine.tools import (
+    CallContext,
+    InvalidToolInput,
+    Outcome,
+    ToolEntry,
+    call_workdir,
+    invoke,
+)
+from agentkit.errors import ModelError, RunError, TurnInterrupted
+from agentkit.events import (
+    ActionApprovalRequested,
+    ActionCall,
+    ActionResult,
+    ActionsRequested,
+    Event,
+    Payload,
+    SessionCompleted,
+    SessionFailed,
+    SessionWaiting,
+    StepCompleted,
+    StepStarted,
+    SubagentCalled,
+    SubagentCompleted,
+    TurnCompleted,
+    TurnFailed,
+    TurnStarted,
+)
+from agentkit.models.base import Model, ModelRequest
+from agentkit.project.manifest import Manifest
+from agentkit.sessions import SessionRecord
+
+DENIED = "the user denied this tool call; it did not run"
+START_FLUSH = 0.02
+
+
+@dataclass(slots=True)
+class TurnDeps:
+    """Everything one turn needs, composed by the runtime."""
+
+    manifest: Manifest
+    session: SessionRecord
+    recorder: Recorder
+    model: Model
+    resolve_model: Callable[[str | None], Model]
+    tools: dict[str, ToolEntry]
+    system: str
+    host: HostServices
+    workspace: Path
+    state_root: Path
+    project_root: Path | None
+    interrupted: Callable[[], Awaitable[bool]]
+    events: list[Event] = field(default_factory=list)
+    streams: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    """The step streaming right now, per session: a local stop cancels it at once."""
+    prepare_workspace: Callable[[], None] = lambda: None
+    """Seeds the session workspace; called before the first agent-execution tool runs."""
+
+
+@dataclass(slots=True)
+class _Planned:
+    call: ActionCall
+    entry: ToolEntry | None = None
+    value: Any = None
+    error: str | None = None
+    needs_approval: bool = False
+
+
+class TurnRunner:
+    """Runs (or resumes) one turn to its end or to a parked approval."""
+
+    def __init__(self, deps: TurnDeps, state: TurnState) -> None:
+        self.d = deps
+        self.state = state
+        self.usage = state.usage
+        self.queued: list[Payload] = []
+        self.open: dict[str, ActionCall] = {}  # requested in this run, no result recorded yet
+        self._order = asyncio.Lock()
+        deps.recorder.log = deps.events
+
+    # ---- recording -----------------------------------------------------------------
+
+    async def emit(self, *payloads: Payload) -> None:
+        """Record queued payloads, then these, as one batch. Batches land in call order."""
+        async with self._order:
+            batch = [*self.queued, *payloads]
+            self.queued = []
+            if not batch:
+                return
+            for p in batch:
+                if isinstance(p, ActionsRequested):
+                    self.open.update((a.call_id, a) for a in p.actions)
+                elif isinstance(p, ActionResult):
+                    self.open.pop(p.call_id, None)
+            await self.d.recorder.emit(*batch)
+
+    # ---- the loop ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Drive the turn; every failure ends in `turn.failed`, never an exception."""
+        final: StepOutput | None = None
+        try:
+            if not self.state.started:
+                self.queued.append(TurnStarted(model=self.d.model.id))
+            if self.state.resumable:
+                await self.resume_decided()
+            while True:
+                out = await self.step()
+                if out is None:
+                    return  # parked on an approval
+                if not out.calls:
+                    final = out
+                    break
+        except TurnInterrupted as exc:
+            await self.fail(str(exc))
+            return
+        except (ModelError, RunError) as exc:
+            await self.fail(str(exc))
+            return
+        except Exception as exc:  # an engine bug still ends the turn visibly
+            await self.fail(f"internal error: {type(exc).__name__}: {exc}")
+            return
+        await self.complete(final.text)
+
+    async def step(self) -> StepOutput | None:
+        limit = self.d.manifest.agent.max_steps
+        if self.state.steps >= limit:
+            raise RunError(
+                f"the turn reached max_steps ({limit}) without a final answer;"
+                " raise max_steps in agent/agent.py or simplify the task"
+            )
+        if await self.d.interrupted():
+            raise TurnInterrupted()
+        self.state.steps += 1
+        number = self.state.steps
+        started = time.perf_counter()
+        self.queued.append(StepStarted(step=number))
+        request = ModelRequest(
+            system=self.d.system,
+            messages=fold_conversation(self.d.events),
+            tools=[e.schema() for e in self.d.tools.values()],
+        )
+        out = await self.stream(request, RecordingSink(self.emit))
+        self.usage = self.usage + out.usage
+        closing = sink.closing(out)
+        done = StepCompleted(
+            step=number, duration_ms=0, usage=out.usage, stop_reason=out.stop_reason
+        )
+        if not out.calls:
+            self.queued.extend(closing)
+            self.queued.append(_with_duration(done, started))
+            return out
+        plans = [self.plan(c) for c in out.calls]
+        await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
+        await self.run_calls([p for p in plans if not p.needs_approval])
+        parked = [p for p in plans if p.needs_approval and p.error is None]
+        done = _with_duration(done, started)
+        if parked and await self.d.interrupted():
+            raise TurnInterrupted()  # a stop during the step's tools wins over parking
+        if parked:
+            approvals = [
+                ActionApprovalRequested(
+                    call_id=p.call.call_id, tool_name=p.call.tool_name, arguments=p.call.arguments
+                )
+                for p in parked
+            ]
+            await self.emit(*approvals, done)
+            return None
+        self.queued.append(done)
+        return out
+
+    async def stream(self, request: ModelRequest, sink: RecordingSink) -> StepOutput:
+        """Stream in a task of its own, so a local stop can cancel a blocked read.
+
+        `step.started` (and whatever else is queued) is recorded with the step's first
+        output, or after `START_FLUSH` seconds if the model is slower than that: a fast step
+        costs one write fewer, a slow one still shows on the stream at once."""
+        sid = self.d.session.id
+        task = asyncio.ensure_future(model_step(self.d.model, request, sink, self.d.interrupted))
+        self.d.streams[sid] = task
+        flushes: list[asyncio.Task[None]] = []
+        timer = asyncio.get_running_loop().call_later(
+            START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
+        )
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or not current.cancelling()):
+                raise TurnInterrupted() from None
+            raise
+        finally:
+            timer.cancel()
+            if flushes:
+                await flushes[0]
+            self.d.streams.pop(sid, None)
+
+    def plan(self, call: Any) -> _Planned:
+        entry = self.d.tools.get(call.name)
+        if entry is None:
+            names = ", ".join(sorted(self.d.tools)) or "none"
+            return _Planned(
+                ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
+                error=f"unknown tool {call.name!r}; available tools: {names}",
+            )
+        try:
+            args, value = entry.validate(call.arguments)
+        except InvalidToolInput as exc:
+            return _Planned(
+                ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
+                entry,
+                error=str(exc),
+            )
+        return _Planned(
+            ActionCall(call_id=call.id, tool_name=call.name, arguments=args),
+            entry,
+            value,
+            needs_approval=entry.needs_approval(value),
+        )
+
+    async def run_calls(self, plans: list[_Planned]) -> None:
+        """Run calls concurrently; each result is recorded as soon as it is known."""
+        if not plans:
+            return
+        if await self.d.interrupted():
+            await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
+            raise TurnInterrupted()
+
+        async def one(p: _Planned) -> None:
+            if p.error is not None or p.entry is None:
+                await self.emit(_error(p.call, p.error or "tool unavailable"))
+                return
+            outcome = await self.execute(p.entry, p.call, p.value)
+            await self.emit(_result(p.call, outcome))
+
+        if len(plans) == 1:
+            # One call: its result rides in the same write as the step boundary after it.
+            # Durability is the same: nothing observable happens in between.
+            p = plans[0]
+            if p.error is not None or p.entry is None:
+                self.queued.append(_error(p.call, p.error or "tool unavailable"))
+            else:
+                outcome = await self.execute(p.entry, p.call, p.value)
+                self.queued.append(_result(p.call, outcome))
+        else:
+            await asyncio.gather(*(one(p) for p in plans))
+
+    async def execute(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
+        timeout = entry.timeout or self.d.manifest.agent.tool_timeout
+        s = self.d.session
+        if entry.execution == "agent" and entry.spec is not None and entry.spec.ref is not None:
+            await asyncio.to_thread(self.d.prepare_workspace)
+            return await run_agent_tool(
+                entry.spec.ref.module,
+                entry.spec.ref.attribute,
+                entry.spec.ref.path,
+                call.arguments,
+                workspace=self.d.workspace,
+                project_root=self.d.project_root,
+                timeout=timeout,
+                call_id=call.call_id,
+                session={
+                    "id": s.id,
+                    "channel_id": s.channel_id,
+                    "mode": s.mode,
+                    "principal": s.principal,
+                    "continuation_key": s.continuation_key,
+                },
+            )
+        workdir = call_workdir(self.d.state_root, call.call_id)
+        ctx = CallContext(
+            session=session_info(s),
+            host=self.d.host,
+            call_id=call.call_id,
+            tool_name=call.tool_name,
+            workdir=workdir,
+        )
+        try:
+            if entry.name == TASK and entry.spec is None:
+                return await self.delegate(value, ctx)
+            return await invoke(entry, value, ctx, timeout)
+        finally:
+            ctx.cleanup()
+
+    async def delegate(self, value: TaskInput, ctx: ToolContext) -> Outcome:
+        started = time.perf_counter()
+        spec = next((s for s in self.d.manifest.subagents if s.name == value.subagent), None)
+        if spec is None:
+            names = ", ".join(s.name for s in self.d.manifest.subagents)
+            return Outcome(True, error=f"unknown subagent {value.subagent!r}; available: {names}")
+        await self.emit(
+            SubagentCalled(call_id=ctx.call_id, subagent=spec.name, prompt=value.prompt)
+        )
+        model = self.d.resolve_model(spec.model) if spec.model else self.d.model
+        tools = {n: e for n, e in self.d.tools.items() if n != TASK}
+        result = await run_subagent(
+            spec,
+            value.prompt,
+            model,
+            tools,
+            self.execute_plain,
+            self.d.interrupted,
+            self.d.manifest.agent.max_steps,
+        )
+        self.usage = self.usage + result.usage
+        await self.emit(
+            SubagentCompleted(
+                call_id=ctx.call_id,
+                subagent=spec.name,
+                result=result.text,
+                error=result.error,
+                usage=result.usage,
+            )
+        )
+        ms = int((time.perf_counter() - started) * 1000)
+        if result.error is not None:
+            return Outcome(True, error=result.error, duration_ms=ms)
+        return Outcome(False, result=result.text, duration_ms=ms)
+
+    async def execute_plain(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
+        return await self.execute(entry, call, value)
+
+    async def resume_decided(self) -> None:
+        """Record the results of calls whose approvals were decided, then carry on."""
+        plans: list[_Planned] = []
+        for p in self.state.pending.values():
+            call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)
+            if p.decision != "approve":
+                plans.append(_Planned(call, error=DENIED))
+                continue
+            digest_ok = p.decided_digest in (None, arguments_digest(p.arguments))
+            if p.approval_arguments != p.arguments or not digest_ok:
+                plans.append(_Planned(call, error="approval does not match the requested call"))
+                continue
+            planned = self.plan(_Call(p.call_id, p.tool_name, p.arguments))
+            planned.needs_approval = False
+            plans.append(planned)
+        self.state.pending.clear()
+        await self.run_calls(plans)
+
+    # ---- endings -------------------------------------------------------------------
+
+    async def complete(self, text: str) -> None:
+        end: Payload = (
+            SessionCompleted(result=text) if self.d.session.mode == "task" else SessionWaiting()
+        )
+        await self.emit(TurnCompleted(result=text, usage=self.usage), end)
+
+    async def fail(self, error: str) -> None:
+        """End the turn failed; calls that never got a result are closed with the error."""
+        end: Payload = (
+            SessionFailed(error=error) if self.d.session.mode == "task" else SessionWaiting()
+        )
+        answered = {p.call_id for p in self.queued if isinstance(p, ActionResult)}
+        unanswered = [_error(c, error) for cid, c in self.open.items() if cid not in answered]
+        await self.emit(*unanswered, TurnFailed(error=error, usage=self.usage), end)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+def _with_duration(done: StepCompleted, started: float) -> StepCompleted:
+    return done.model_copy(update={"duration_ms": int((time.perf_counter() - started) * 1000)})
+
+
+def _error(call: ActionCall, message: str) -> ActionResult:
+    return ActionResult(
+        call_id=call.call_id, tool_name=call.tool_name, is_error=True, error=message
+    )
+
+
+def _result(call: ActionCall, outcome: Outcome) -> ActionResult:
+    return ActionResult(
+        call_id=call.call_id,
+        tool_name=call.tool_name,
+        is_error=outcome.is_error,
+        result=outcome.result,
+        error=outcome.error,
+        duration_ms=outcome.duration_ms,
+    )
+
+
+def session_info(s: SessionRecord) -> SessionInfo:
+    return SessionInfo(
+        id=s.id,
+        channel_id=s.channel_id,
+        mode=s.mode,
+        principal=s.principal,
+        continuation_key=s.continuation_key,
+    )

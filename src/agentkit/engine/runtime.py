@@ -1,0 +1,509 @@
+"""`AgentRuntime`: the engine behind every surface (implements `AgentService`).
+
+Sessions are created and continued here; turns run through the dispatcher (asyncio tasks
+locally, an asynchronous Lambda invocation on AWS) into `run_turn`, which takes the
+session's turn lease so a turn dispatched twice runs once. All state a restart needs is in
+the events: `recover()` ends turns whose process died and leaves parked approvals
+resolvable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentkit.authoring.contexts import HostServices
+from agentkit.authoring.tools import ToolDefinition
+from agentkit.engine.approvals import arguments_digest, pending_approvals, was_resolved
+from agentkit.engine.builtins import BUILTIN_NAMES, system_prompt, tool_table
+from agentkit.engine.direct import DirectCalls
+from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
+from agentkit.engine.fanout import Fanout
+from agentkit.engine.fold import fold_turn
+from agentkit.engine.lifecycle import LOST_TURN, abandon_parked, recover_all, settle
+from agentkit.engine.loop import TurnDeps, TurnRunner
+from agentkit.engine.recorder import Recorder
+from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.tools import ToolEntry
+from agentkit.engine.turns import fail_turn
+from agentkit.engine.workspace import check_files, seed, write_files
+from agentkit.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InvalidId,
+    ModelError,
+    NotFound,
+)
+from agentkit.events import (
+    ActionApprovalResolved,
+    Event,
+    EventDraft,
+    MessageReceived,
+    SessionStarted,
+    draft,
+)
+from agentkit.models import resolve_model
+from agentkit.models.base import Model
+from agentkit.project.manifest import Manifest
+from agentkit.sessions import (
+    Mode,
+    Principal,
+    SessionRecord,
+    SessionStatus,
+    fold_status,
+    hash_token,
+    new_http_token,
+    new_session_id,
+    token_matches,
+    validate_session_id,
+)
+from agentkit.store.base import Page, Store
+
+STORE_INTERRUPT_POLL = 0.25
+
+
+class Bundle(Protocol):
+    """What the runtime needs of an `AgentBundle`."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def sandbox_dir(self) -> Path | None: ...
+
+    def tool(self, name: str) -> ToolDefinition | None: ...
+
+
+def new_turn_id() -> str:
+    return "turn_" + secrets.token_urlsafe(12)
+
+
+class AgentRuntime:
+    """One agent's sessions and turns over a `Store`.
+
+    `lease_ttl` bounds how long a dead process can block a session; a running turn renews
+    its lease every third of it. `settle_timeout` bounds how long a follow-up waits for an
+    interrupted turn to end before answering `session_busy`.
+    """
+
+    def __init__(
+        self,
+        bundle: Bundle,
+        store: Store,
+        *,
+        dispatcher: Dispatcher | None = None,
+        fanout: Fanout | None = None,
+        host_services: HostServices | None = None,
+        model_resolver: Callable[[str | None], Model] = resolve_model,
+        state_root: Path | None = None,
+        lease_ttl: float = 60.0,
+        settle_timeout: float = 5.0,
+    ) -> None:
+        self.bundle = bundle
+        self.store = store
+        self.dispatcher: Dispatcher = dispatcher or LocalDispatcher(self)
+        self.fanout = fanout
+        self.host = host_services or HostServices()
+        self.model_resolver = model_resolver
+        store_root = getattr(store, "root", None)
+        self.state_root = state_root or (
+            store_root
+            if isinstance(store_root, Path)
+            else Path(tempfile.mkdtemp(prefix="agentkit-"))
+        )
+        self.lease_ttl = lease_ttl
+        self.settle_timeout = settle_timeout
+        self._tools: dict[str, ToolEntry] | None = None
+        self._model: Model | None = None
+        self._local_stop: set[str] = set()
+        self._running: set[str] = set()  # sessions with a turn running in this process
+        self._streams: dict[str, asyncio.Task[Any]] = {}
+        # Session records seen by this process; only their immutable facts are used by turns.
+        self._records: dict[str, SessionRecord] = {}
+        self._system = system_prompt(bundle.manifest)
+        self.direct = DirectCalls(self)
+
+    # ---- facts ---------------------------------------------------------------------
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.bundle.manifest
+
+    @property
+    def tools(self) -> dict[str, ToolEntry]:
+        """The tool table (user tools imported on first use), built-ins included."""
+        if self._tools is None:
+            table = tool_table(self.bundle)
+            self._tools = table
+        return self._tools
+
+    def workspace(self, session_id: str) -> Path:
+        """The session's workspace folder (the store's, when it keeps one)."""
+        fn = getattr(self.store, "workspace_dir", None)
+        if callable(fn):
+            return Path(fn(session_id))
+        return self.state_root / "sessions" / session_id / "workspace"
+
+    def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
+        return Recorder(self.store, record, self.fanout, turn_id)
+
+    async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
+        """Append drafts durably, then publish them: the single recording path."""
+        return await self.recorder(record).append(drafts)
+
+    # ---- sessions ------------------------------------------------------------------
+
+    async def start_session(
+        self,
+        message: str,
+        *,
+        principal: Principal,
+        channel_id: str = "http",
+        mode: Mode = "chat",
+        continuation_key: str | None = None,
+        workspace_files: Mapping[str, str] | None = None,
+        source: str = "http",
+    ) -> Accepted:
+        """Create a session, record `session.started` and the message, dispatch the turn."""
+        files = check_files(workspace_files)
+        token = new_http_token()
+        record = SessionRecord(
+            id=new_session_id(),
+            channel_id=channel_id,
+            mode=mode,
+            principal=principal.id,
+            token_hash=hash_token(token),
+            continuation_key=continuation_key,
+        )
+        await self.store.create_session(record)
+        self._remember(record)
+        if files:
+            self._prepare_workspace(record.id, files)
+        turn_id = new_turn_id()
+        started = SessionStarted(
+            channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
+        )
+        received = _received(message, principal, source, files)
+        await self.record(record, [draft(started), draft(received, turn_id=turn_id)])
+        await self.dispatcher.dispatch(record.id, turn_id)
+        return Accepted(record.id, token, turn_id)
+
+    async def follow_up(
+        self,
+        session_id: str,
+        continuation_token: str,
+        message: str,
+        *,
+        principal: Principal,
+        workspace_files: Mapping[str, str] | None = None,
+        source: str = "http",
+    ) -> Accepted:
+        """Continue a chat session; a busy turn is interrupted first (bounded wait)."""
+        record = await self._owned(session_id, principal)
+        if record.mode == "task":
+            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        if not token_matches(continuation_token, record.token_hash):
+            raise Conflict("the continuation token is stale or wrong", code="stale_token")
+        files = check_files(workspace_files)
+        await self._settle(record)
+        token = new_http_token()
+        if record.token_hash is None or not await self.store.rotate_token(
+            record.id, record.token_hash, hash_token(token)
+        ):
+            raise Conflict("another follow-up was accepted first", code="session_busy")
+        turn_id = await self._accept(record, message, principal, source, files)
+        return Accepted(record.id, token, turn_id)
+
+    async def follow_up_by_key(
+        self,
+        channel_id: str,
+        continuation_key: str,
+        message: str,
+        *,
+        principal: Principal,
+        source: str = "channel",
+    ) -> Accepted:
+        """Continue the session a channel key points at (reminders and channels use this)."""
+        record = await self.store.find_session(channel_id, continuation_key)
+        if record is None:
+            raise NotFound(f"no session for {channel_id} key {continuation_key!r}")
+        if not principal.owns(record):
+            raise Forbidden("not the owner of this session")
+        if record.mode == "task":
+            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        await self._settle(record)
+        await self.store.touch_session(record.id)
+        turn_id = await self._accept(record, message, principal, source, {})
+        return Accepted(record.id, continuation_key, turn_id)
+
+    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Accepted:
+        """Send a message into a session by id, as its owner, with no token (trusted callers:
+        reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
+        try:
+            record = await self.store.get_session(validate_session_id(session_id))
+        except InvalidId:
+            record = None
+        if record is None:
+            raise NotFound(f"no session {session_id[:80]!r}")
+        if record.mode == "task":
+            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        await self._settle(record)
+        await self.store.touch_session(record.id)
+        owner = Principal(record.principal or "system")
+        turn_id = await self._accept(record, message, owner, source, {})
+        return Accepted(record.id, record.continuation_key or "", turn_id)
+
+    async def _accept(
+        self,
+        record: SessionRecord,
+        message: str,
+        principal: Principal,
+        source: str,
+        files: dict[str, str],
+    ) -> str:
+        if files:
+            self._prepare_workspace(record.id, files)
+        # A stop asked for before this message was meant for an earlier turn; one asked for
+        # from now on is meant for this one.
+        self._local_stop.discard(record.id)
+        await self.store.set_interrupt(record.id, False)
+        turn_id = new_turn_id()
+        await self.record(
+            record, [draft(_received(message, principal, source, files), turn_id=turn_id)]
+        )
+        await self.dispatcher.dispatch(record.id, turn_id)
+        return turn_id
+
+    async def _settle(self, record: SessionRecord) -> None:
+        """Interrupt whatever runs in the session and wait for it to end (bounded)."""
+        await settle(self, record)
+
+    async def interrupt(self, session_id: str) -> None:
+        """Ask the session's running turn to stop at its next safe point."""
+        self._local_stop.add(session_id)
+        stream = self._streams.get(session_id)
+        if stream is not None:
+            stream.cancel()  # a model blocked mid-stream stops now, not at its next chunk
+        if session_id not in self._running:
+            # The turn runs in another process (or has not started): it reads the flag.
+            await self.store.set_interrupt(session_id, True)
+
+    async def stop(self, session_id: str, *, principal: Principal) -> bool:
+        """Interrupt the running (or parked) turn; False when nothing was running."""
+        record = await self._owned(session_id, principal)
+        events = await self.store.read(record.id)
+        status = fold_status(events)
+        if status == SessionStatus.AWAITING_APPROVAL:
+            await abandon_parked(self, record, events)
+            return True
+        if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
+            return False
+        await self.interrupt(record.id)
+        return True
+
+    async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
+        return await self._owned(session_id, principal)
+
+    async def list_sessions(
+        self, *, principal: Principal, limit: int = 50, cursor: str | None = None
+    ) -> Page:
+        owner = None if principal.admin else principal.id
+        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+
+    async def read_events(
+        self, session_id: str, *, principal: Principal, start: int = 0
+    ) -> list[Event]:
+        await self._owned(session_id, principal)
+        return await self.store.read(session_id, start)
+
+    async def follow_events(
+        self, session_id: str, *, principal: Principal, start: int, timeout: float
+    ) -> list[Event]:
+        await self._owned(session_id, principal)
+        return await self.store.follow(session_id, start, timeout)
+
+    async def _owned(self, session_id: str, principal: Principal) -> SessionRecord:
+        try:
+            validate_session_id(session_id)
+            record = await self.store.get_session(session_id)
+        except InvalidId:
+            raise NotFound(f"no session {session_id[:80]!r}") from None
+        if record is None:
+            raise NotFound(f"no session {session_id!r}")
+        if not principal.owns(record):
+            raise Forbidden("not the owner of this session")
+        return record
+
+    # ---- approvals -----------------------------------------------------------------
+
+    async def approvals(self, session_id: str, *, principal: Principal) -> list[PendingApproval]:
+        await self._owned(session_id, principal)
+        return pending_approvals(await self.store.read(session_id))
+
+    async def resolve_approval(
+        self, session_id: str, call_id: str, decision: Decision, *, principal: Principal
+    ) -> None:
+        """Record the decision (bound to the call's arguments) and resume the turn."""
+        if decision not in ("approve", "deny"):
+            raise BadRequest("decision must be 'approve' or 'deny'")
+        record = await self._owned(session_id, principal)
+        holder = "approval:" + secrets.token_hex(6)
+        if not await self.store.acquire_lease(record.id, holder, self.lease_ttl):
+            raise Conflict("the session is busy", code="session_busy")
+        try:
+            events = await self.store.read(record.id)
+            found = next((p for p in pending_approvals(events) if p.call_id == call_id), None)
+            if found is None:
+                if was_resolved(events, call_id):
+                    raise Conflict("this approval was already resolved", code="already_resolved")
+                raise NotFound(f"no pending approval {call_id!r}")
+            resolved = ActionApprovalResolved(
+                call_id=call_id,
+                decision=decision,
+                principal=principal.id,
+                argumentsDigest=arguments_digest(found.arguments),
+            )
+            await self.record(record, [draft(resolved, turn_id=found.turn_id)])
+        finally:
+            await self.store.release_lease(record.id, holder)
+        if found.turn_id is not None:
+            await self.dispatcher.dispatch(record.id, found.turn_id)
+
+    # ---- direct tool calls ---------------------------------------------------------
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        principal: Principal,
+        session_id: str | None = None,
+    ) -> ToolCallOutcome:
+        """Run a server tool with no model turn (recorded on the session when given)."""
+        record = await self._owned(session_id, principal) if session_id is not None else None
+        return await self.direct.call(tool_name, tool_input, record)
+
+    # ---- turns ---------------------------------------------------------------------
+
+    def _remember(self, record: SessionRecord) -> None:
+        if len(self._records) >= 1024:
+            self._records.pop(next(iter(self._records)))
+        self._records[record.id] = record
+
+    async def run_turn(self, session_id: str, turn_id: str) -> None:
+        """Run or resume one turn. A second dispatch of the same turn does nothing."""
+        record = self._records.get(session_id) or await self.store.get_session(session_id)
+        if record is None:
+            return
+        holder = f"{turn_id}:{secrets.token_hex(6)}"
+        if not await self.store.acquire_lease(session_id, holder, self.lease_ttl):
+            return
+        renewer = asyncio.create_task(self._renew(session_id, holder))
+        self._running.add(session_id)
+        try:
+            events = await self.store.read(session_id)
+            state = fold_turn(events, turn_id)
+            if state.terminal or not state.received or state.parked:
+                return
+            if state.started and not state.resumable:
+                await fail_turn(self.recorder(record, turn_id), state, LOST_TURN)
+                return
+            await self._drive(record, turn_id, state, events)
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+            self._running.discard(session_id)
+            # The stored flag stays until the next message is accepted (see `_accept`).
+            self._local_stop.discard(session_id)
+            await self.store.release_lease(session_id, holder)
+
+    async def _drive(
+        self, record: SessionRecord, turn_id: str, state: Any, events: list[Event]
+    ) -> None:
+        recorder = self.recorder(record, turn_id)
+        try:
+            model = self._model or self.model_resolver(self.manifest.agent.model)
+            self._model = model
+        except ModelError as exc:
+            await fail_turn(recorder, state, str(exc))
+            return
+        workspace = self.workspace(record.id)
+        deps = TurnDeps(
+            manifest=self.manifest,
+            session=record,
+            recorder=recorder,
+            model=model,
+            resolve_model=self.model_resolver,
+            tools=self.tools,
+            system=self._system,
+            host=self.host,
+            workspace=workspace,
+            state_root=self.state_root,
+            project_root=getattr(self.bundle, "root", None),
+            interrupted=self._interrupt_check(record.id),
+            events=events,
+            streams=self._streams,
+            prepare_workspace=lambda: self._prepare_workspace(record.id, {}),
+        )
+        await TurnRunner(deps, state).run()
+
+    def _interrupt_check(self, session_id: str) -> Callable[[], Awaitable[bool]]:
+        """Local stops are seen at once; the store's flag (set by other processes) is read
+        at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
+        last = time.monotonic()
+
+        async def check() -> bool:
+            nonlocal last
+            if session_id in self._local_stop:
+                return True
+            now = time.monotonic()
+            if now - last < STORE_INTERRUPT_POLL:
+                return False
+            last = now
+            return await self.store.interrupt_requested(session_id)
+
+        return check
+
+    async def _renew(self, session_id: str, holder: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ttl / 3)
+            if not await self.store.renew_lease(session_id, holder, self.lease_ttl):
+                self._local_stop.add(session_id)  # someone else owns the turn now
+                return
+
+    def _prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
+        workspace = self.workspace(session_id)
+        seed(workspace, self.manifest, self.bundle.sandbox_dir)
+        if files:
+            write_files(workspace, files)
+
+    # ---- recovery ------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """End turns whose process died; resume decided approvals; keep parked ones."""
+        await recover_all(self)
+
+
+def _received(
+    message: str, principal: Principal, source: str, files: dict[str, str]
+) -> MessageReceived:
+    return MessageReceived(
+        message=message,
+        principal=principal.id,
+        source=source,
+        workspace_files=sorted(files) or None,
+    )
+
+
+__all__ = ["BUILTIN_NAMES", "AgentRuntime", "Bundle", "ToolCallOutcome"]

@@ -1,0 +1,230 @@
+"""The tool table of one agent: schemas for the model, validation, approval rules, execution.
+
+Server tools run in-process: input is validated with the tool's pydantic model (or its JSON
+Schema), sync handlers run in a worker thread, every call has a timeout, and an exception
+becomes an error result the model sees. `execution="agent"` tools run as a subprocess in
+the session workspace (see `agent_tool`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import inspect
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from agentkit.authoring.contexts import ToolContext
+from agentkit.authoring.tools import ToolDefinition
+from agentkit.models.base import ToolSchema
+from agentkit.project.manifest import Manifest, ToolSpec
+
+
+class ToolSource(Protocol):
+    """What the tool table needs from a project bundle."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    def tool(self, name: str) -> ToolDefinition | None: ...
+
+
+class InvalidToolInput(Exception):
+    """Arguments that do not match the tool's schema; the message says what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one tool call produced."""
+
+    is_error: bool
+    result: Any = None
+    error: str | None = None
+    duration_ms: int = 0
+
+
+BuiltinHandler = Callable[[Any, ToolContext], Any]
+
+
+@dataclass(slots=True)
+class ToolEntry:
+    """One callable tool: authored (`spec` set) or built in (`builtin` set)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    spec: ToolSpec | None = None
+    input_model: type[BaseModel] | None = None
+    builtin: BuiltinHandler | None = None
+    timeout: float | None = None
+    definition: ToolDefinition | None = None
+    _validator: Any = field(default=None, repr=False)
+
+    @property
+    def execution(self) -> str:
+        return self.spec.execution if self.spec is not None else "server"
+
+    def schema(self) -> ToolSchema:
+        return ToolSchema(self.name, self.description, self.input_schema)
+
+    def validate(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+        """(the validated arguments as recorded, the value handed to the handler)."""
+        if not isinstance(arguments, Mapping):
+            raise InvalidToolInput("tool input must be a JSON object")
+        if self.input_model is not None:
+            try:
+                value = self.input_model.model_validate(dict(arguments))
+            except ValidationError as exc:
+                raise InvalidToolInput(_validation_message(exc)) from None
+            return value.model_dump(mode="json", by_alias=True), value
+        if self._validator is None:
+            self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+        if errors:
+            raise InvalidToolInput("; ".join(_schema_message(e) for e in errors[:5]))
+        return dict(arguments), dict(arguments)
+
+    def needs_approval(self, value: Any) -> bool:
+        if self.spec is None:
+            return False
+        if self.definition is not None and self.spec.needs_approval == "predicate":
+            try:
+                return self.definition.requires_approval(value)
+            except Exception:  # a broken predicate must not let the call through unreviewed
+                return True
+        return bool(self.spec.needs_approval)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "input"
+        parts.append(f"{loc}: {err.get('msg')}")
+    return "invalid tool input: " + "; ".join(parts)
+
+
+def _schema_message(err: jsonschema.ValidationError) -> str:
+    loc = ".".join(str(p) for p in err.path) or "input"
+    return f"invalid tool input: {loc}: {err.message}"
+
+
+def authored_entry(spec: ToolSpec, definition: ToolDefinition | None) -> ToolEntry:
+    """The entry of a tool from `agent/tools/` (definition None for agent-execution tools)."""
+    model = definition.input_model if definition is not None else None
+    timeout = spec.timeout if spec.timeout is not None else None
+    if definition is not None and definition.timeout is not None:
+        timeout = definition.timeout
+    return ToolEntry(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.input_schema),
+        spec=spec,
+        input_model=model,
+        timeout=timeout,
+        definition=definition,
+    )
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional)
+
+
+async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float) -> Outcome:
+    """Run a server or built-in tool with a timeout; failures become error outcomes."""
+    started = time.perf_counter()
+    fn: Callable[..., Any]
+    if entry.builtin is not None:
+        fn = entry.builtin
+    elif entry.definition is not None:
+        fn = entry.definition.handler
+    else:
+        return Outcome(True, error=f"tool {entry.name!r} has no handler on this host")
+    args: tuple[Any, ...] = (value, ctx)[: _arity(fn)]
+    try:
+        if inspect.iscoroutinefunction(fn):
+            result = await asyncio.wait_for(fn(*args), timeout)
+        else:
+            result = await asyncio.wait_for(asyncio.to_thread(fn, *args), timeout)
+            if inspect.isawaitable(result):
+                result = await asyncio.wait_for(result, timeout)
+        out = to_jsonable_python(result, fallback=str)
+    except TimeoutError:
+        return Outcome(
+            True,
+            error=f"tool {entry.name!r} timed out after {timeout:g}s",
+            duration_ms=_ms(started),
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        msg = str(exc) or type(exc).__name__
+        return Outcome(True, error=f"{type(exc).__name__}: {msg}", duration_ms=_ms(started))
+    return Outcome(False, result=out, duration_ms=_ms(started))
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def call_workdir(root: Path, call_id: str) -> Path:
+    """The per-call working folder under `root/tool-calls/` (not created here).
+
+    Call ids come from the model provider, so any id that is not a plain name is hashed
+    before it becomes a folder name."""
+    name = (
+        call_id if _SAFE_NAME.fullmatch(call_id) else hashlib.sha256(call_id.encode()).hexdigest()
+    )
+    return root / "tool-calls" / name
+
+
+class CallContext(ToolContext):
+    """A `ToolContext` whose working folder is created the first time the tool asks for it.
+
+    Most tools never touch it, and a `mkdir` per call is the most expensive thing in a
+    turn on a busy disk; the folder still exists before any code can use the path.
+    """
+
+    @property
+    def workdir(self) -> Path:
+        state = self.__dict__
+        path: Path = state["_workdir"]
+        if not state.get("_made"):
+            path.mkdir(parents=True, exist_ok=True)
+            state["_made"] = True
+        return path
+
+    @workdir.setter
+    def workdir(self, value: Path) -> None:
+        self.__dict__["_workdir"] = value
+
+    def cleanup(self) -> None:
+        """Remove the folder if it was made and left empty (in a worker, never awaited)."""
+        if not self.__dict__.get("_made"):
+            return
+        path: Path = self.__dict__["_workdir"]
+
+        def rmdir() -> None:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+        try:
+            asyncio.get_running_loop().run_in_executor(None, rmdir)
+        except RuntimeError:
+            rmdir()

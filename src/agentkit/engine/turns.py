@@ -1,0 +1,44 @@
+"""Ending a turn from outside the loop: lost turns, abandoned approvals, setup failures."""
+
+from __future__ import annotations
+
+from agentkit.engine.fold import TurnState
+from agentkit.engine.recorder import Recorder
+from agentkit.events import (
+    ActionResult,
+    Payload,
+    SessionFailed,
+    SessionWaiting,
+    TurnFailed,
+    TurnStarted,
+)
+
+NOT_RERUN = (
+    "this tool call was requested but its result was never recorded (the process running it"
+    " stopped); it was not run again"
+)
+ABANDONED = "the turn ended before this call was approved; it did not run"
+
+
+async def fail_turn(recorder: Recorder, state: TurnState, error: str) -> None:
+    """Record `turn.failed` (after error results for every open call) and the session end.
+
+    Open calls that were parked for approval did not run; any other open call may have
+    started, so it is reported as such and never re-run.
+    """
+    payloads: list[Payload] = []
+    if not state.started:
+        payloads.append(TurnStarted())
+    for p in state.pending.values():
+        reason = ABANDONED if p.approval_requested else NOT_RERUN
+        payloads.append(
+            ActionResult(call_id=p.call_id, tool_name=p.tool_name, is_error=True, error=reason)
+        )
+    payloads.append(TurnFailed(error=error, usage=state.usage))
+    if recorder.session.mode == "task":
+        payloads.append(SessionFailed(error=error))
+    else:
+        payloads.append(SessionWaiting())
+    await recorder.emit(*payloads)
+    state.pending.clear()
+    state.terminal = True

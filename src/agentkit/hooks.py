@@ -1,0 +1,259 @@
+"""Hook fan-out: call the agent's hooks with every recorded event, observe-only.
+
+Two deliveries share one set of rules (matching by event type or `"*"`, a read-only
+`HookContext`, one failing handler never affecting another, errors logged and never
+raised):
+
+- `LocalHookFanout` is the engine's `Fanout` in one process. `publish` only enqueues; a
+  background task per (session, hook) drains the queue, so a slow hook delays neither the
+  turn, nor the stream, nor the other hooks. Each hook sees a session's events in index
+  order, each event once.
+- `deliver_to_hooks` is the same delivery awaited in place, for a stream consumer such as
+  the AWS hooks function (delivery there is at-least-once; handlers can de-duplicate by
+  `(event.session_id, event.index)`).
+
+Sync handlers run in a worker thread so a blocking one cannot stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentkit.authoring.contexts import HookContext, SessionInfo
+from agentkit.authoring.hooks import HookDefinition, HookHandler
+from agentkit.events import Event
+from agentkit.sessions import SessionRecord
+
+__all__ = [
+    "HookFailure",
+    "LocalHookFanout",
+    "NamedHook",
+    "deliver_to_hooks",
+    "load_hooks",
+    "session_info",
+]
+
+log = logging.getLogger("agentkit.hooks")
+
+SessionLookup = Callable[[str], Awaitable[SessionInfo | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class NamedHook:
+    """A hook definition with the name it was discovered under (its file name)."""
+
+    name: str
+    definition: HookDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class HookFailure:
+    """One handler that raised, for logs and metrics."""
+
+    hook: str
+    session_id: str
+    index: int
+    event_type: str
+    error: str
+
+
+class _HookSource(Protocol):
+    """What `load_hooks` needs of an agent bundle."""
+
+    @property
+    def manifest(self) -> Any: ...
+
+    def hook(self, name: str) -> Any: ...
+
+
+def load_hooks(bundle: _HookSource) -> list[NamedHook]:
+    """The bundle's hooks, in manifest order. A hook that fails to load is logged and skipped."""
+    out: list[NamedHook] = []
+    for spec in bundle.manifest.hooks:
+        try:
+            definition = bundle.hook(spec.name)
+        except Exception:
+            log.exception("hook %s could not be loaded; it will not be called", spec.name)
+            continue
+        if isinstance(definition, HookDefinition):
+            out.append(NamedHook(spec.name, definition))
+        else:
+            log.error("hook %s is not a define_hook(...) definition; skipped", spec.name)
+    return out
+
+
+def session_info(record: SessionRecord) -> SessionInfo:
+    """The read-only view of a session that hooks receive."""
+    return SessionInfo(
+        id=record.id,
+        channel_id=record.channel_id,
+        mode=record.mode,
+        principal=record.principal,
+        continuation_key=record.continuation_key,
+    )
+
+
+async def _call(handler: HookHandler, event: Event, ctx: HookContext) -> None:
+    if inspect.iscoroutinefunction(handler):
+        await handler(event, ctx)
+        return
+    result = await asyncio.to_thread(handler, event, ctx)
+    if inspect.isawaitable(result):
+        await result
+
+
+async def _deliver_one(hook: NamedHook, event: Event, ctx: HookContext) -> HookFailure | None:
+    for handler in hook.definition.handlers_for(event.type):
+        try:
+            await _call(handler, event, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # hook errors are logged, never fatal
+            log.exception(
+                "hook %s failed on %s #%d of session %s",
+                hook.name,
+                event.type,
+                event.index,
+                event.session_id,
+            )
+            return HookFailure(hook.name, event.session_id, event.index, event.type, repr(exc))
+    return None
+
+
+async def deliver_to_hooks(
+    hooks: Sequence[NamedHook] | _HookSource,
+    events: Iterable[Event],
+    *,
+    sessions: SessionLookup | Mapping[str, SessionInfo] | None = None,
+) -> list[HookFailure]:
+    """Deliver `events` to every matching hook handler, awaited, in the order given.
+
+    `sessions` tells a hook about the session an event belongs to (a lookup coroutine or a
+    mapping); when it knows nothing, the hook gets a `SessionInfo` with only the id and an
+    unknown channel. Never raises for a handler's error: returns the failures instead.
+    """
+    named = list(hooks) if isinstance(hooks, Sequence) else load_hooks(hooks)
+    failures: list[HookFailure] = []
+    cache: dict[str, SessionInfo] = {}
+    for event in events:
+        matching = [h for h in named if h.definition.handlers_for(event.type)]
+        if not matching:
+            continue
+        info = cache.get(event.session_id)
+        if info is None:
+            info = await _lookup(sessions, event.session_id)
+            cache[event.session_id] = info
+        ctx = HookContext(session=info)
+        for hook in matching:
+            failure = await _deliver_one(hook, event, ctx)
+            if failure is not None:
+                failures.append(failure)
+    return failures
+
+
+async def _lookup(
+    sessions: SessionLookup | Mapping[str, SessionInfo] | None, session_id: str
+) -> SessionInfo:
+    found: SessionInfo | None = None
+    try:
+        if isinstance(sessions, Mapping):
+            found = sessions.get(session_id)
+        elif sessions is not None:
+            found = await sessions(session_id)
+    except Exception:
+        log.exception("could not look up session %s for hooks", session_id)
+    return found or SessionInfo(id=session_id, channel_id="unknown")
+
+
+@dataclass(slots=True)
+class _Lane:
+    """Undelivered events of one session for one hook, and how far delivery got."""
+
+    pending: list[Event] = field(default_factory=list)
+    delivered: int = -1
+    info: SessionInfo | None = None
+    task: asyncio.Task[None] | None = None
+
+
+class LocalHookFanout:
+    """The engine's `Fanout` for one process: queue per (session, hook), drained in the
+    background. `publish` never blocks, never raises, never touches the events."""
+
+    def __init__(self, hooks: Sequence[NamedHook]) -> None:
+        self._hooks = list(hooks)
+        self._lanes: dict[tuple[str, str], _Lane] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closed = False
+
+    @classmethod
+    def from_bundle(cls, bundle: _HookSource) -> LocalHookFanout:
+        return cls(load_hooks(bundle))
+
+    @property
+    def hooks(self) -> list[NamedHook]:
+        return list(self._hooks)
+
+    def publish(self, session: SessionRecord, events: list[Event]) -> None:
+        if self._closed or not self._hooks or not events:
+            return
+        try:
+            self._enqueue(session, events)
+        except Exception:  # never into the turn
+            log.exception("hook fan-out could not enqueue events of %s", session.id)
+
+    def _enqueue(self, session: SessionRecord, events: list[Event]) -> None:
+        info = session_info(session)
+        for hook in self._hooks:
+            wanted = [e for e in events if hook.definition.handlers_for(e.type)]
+            if not wanted:
+                continue
+            lane = self._lanes.setdefault((session.id, hook.name), _Lane())
+            lane.info = info
+            lane.pending.extend(wanted)
+            if lane.task is None:
+                self._idle.clear()
+                lane.task = asyncio.get_running_loop().create_task(
+                    self._drain(session.id, hook), name=f"hook:{hook.name}:{session.id}"
+                )
+
+    async def _drain(self, session_id: str, hook: NamedHook) -> None:
+        key = (session_id, hook.name)
+        lane = self._lanes[key]
+        try:
+            while lane.pending:
+                # Publishes of one session may interleave; deliver the lowest index first
+                # and never one at or below what this hook already saw.
+                lane.pending.sort(key=lambda e: e.index)
+                event = lane.pending.pop(0)
+                if event.index <= lane.delivered:
+                    continue
+                lane.delivered = event.index
+                assert lane.info is not None
+                await _deliver_one(hook, event, HookContext(session=lane.info))
+        finally:
+            lane.task = None
+            if not lane.pending:
+                del self._lanes[key]
+            if not any(la.task for la in self._lanes.values()):
+                self._idle.set()
+
+    async def drain(self) -> None:
+        """Wait until every queued event has been handed to its hooks (tests, shutdown)."""
+        while any(la.task for la in self._lanes.values()):
+            await self._idle.wait()
+
+    async def close(self) -> None:
+        """Stop delivering: cancel running handlers and drop what is queued."""
+        self._closed = True
+        tasks = [la.task for la in self._lanes.values() if la.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._lanes.clear()
+        self._idle.set()

@@ -1,0 +1,169 @@
+"""`LocalHost`: one agent served from this machine.
+
+It composes a `FileStore` under the agent's state directory (`<state-root>/<slug>/`, or
+`<project>/.agentkit/` when no state root is given), the `AgentRuntime` running turns as
+asyncio tasks, in-process hook fan-out, reminders, and the local timer that fires schedules
+and reminders (off under `--dev`, where they only run by hand). The same object is the
+programmatic handle: `dispatch_schedule` and `dispatch_reminder` go through the production
+paths exactly as the dev routes do.
+
+One process owns a state directory at a time (a lock file enforces it). That is what lets
+`start()` treat every turn lease it finds as left by a dead process: it releases them and
+lets the runtime's recovery end those turns as `turn.failed` (parked approvals stay
+resolvable). Shutdown does not try to finish turns either: the process may die at any
+moment anyway (`kill -9`), so the one path that matters is recovery at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from agentkit.authoring.contexts import HostServices
+from agentkit.engine.runtime import AgentRuntime
+from agentkit.engine.service import AgentService
+from agentkit.hooks import LocalHookFanout
+from agentkit.project.bundle import AgentBundle
+from agentkit.scheduling.reminders import ReminderService
+from agentkit.scheduling.schedules import (
+    ScheduleDispatcher,
+    ScheduleRunner,
+    reminder_timers_enabled,
+    route_timer_key,
+    schedules_enabled,
+)
+from agentkit.scheduling.timer import LocalTimer
+from agentkit.server.options import AgentMount
+from agentkit.store.files import FileStore
+
+log = logging.getLogger("agentkit.host")
+
+
+class StateDirBusy(RuntimeError):
+    """Another process is serving from the same state directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalHostOptions:
+    state_root: Path | None = None
+    dev: bool = False
+    schedules: bool = True  # False under --no-schedules
+
+
+def state_dir_for(bundle: AgentBundle, state_root: Path | None) -> Path:
+    """Where one agent's sessions live on disk."""
+    if state_root is not None:
+        return state_root / bundle.slug
+    return bundle.root / ".agentkit"
+
+
+class LocalHost:
+    """Compose and run one agent locally; `start()` recovers, `aclose()` shuts down."""
+
+    def __init__(
+        self,
+        bundle: AgentBundle,
+        options: LocalHostOptions | None = None,
+        *,
+        runtime_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.bundle = bundle
+        self.options = opts = options or LocalHostOptions()
+        self.state_dir = state_dir_for(bundle, opts.state_root)
+        self.store = FileStore(self.state_dir)
+        fire_schedules = schedules_enabled(dev=opts.dev, no_schedules=not opts.schedules)
+        fire_reminders = reminder_timers_enabled(dev=opts.dev)
+        self.timer = LocalTimer() if (fire_schedules or fire_reminders) else None
+        self.reminders = ReminderService(self.store, timer=self.timer if fire_reminders else None)
+        self.services = HostServices(
+            reminders=self.reminders,
+            logger=logging.getLogger(f"agentkit.agent.{bundle.slug}"),
+        )
+        self.fanout = LocalHookFanout.from_bundle(bundle)
+        self.runtime = AgentRuntime(
+            bundle,
+            self.store,
+            fanout=self.fanout,
+            host_services=self.services,
+            state_root=self.state_dir,
+            **(runtime_options or {}),
+        )
+        self.reminders.attach(service=self.runtime, host=self.services)
+        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        self.schedule_runner = (
+            ScheduleRunner(self.schedules, self.timer)
+            if fire_schedules and self.timer is not None
+            else None
+        )
+        if self.timer is not None:
+            self.timer.set_handler(self._on_timer)
+        self._lock = FileLock(str(self.state_dir / "serve.lock"))
+
+    @property
+    def slug(self) -> str:
+        return self.bundle.slug
+
+    @property
+    def service(self) -> AgentService:
+        return self.runtime
+
+    def mount(self) -> AgentMount:
+        return AgentMount(slug=self.slug, service=self.runtime, host=self)
+
+    async def start(self) -> None:
+        """Take the state directory, recover what a dead process left, start timers."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise StateDirBusy(
+                f"another agentkit process is serving from {self.state_dir}"
+            ) from None
+        released = await self._release_dead_leases()
+        if released:
+            log.info("%s: released %d turn lease(s) left by a stopped process", self.slug, released)
+        await self.runtime.recover()
+        await self.reminders.start()
+        if self.schedule_runner is not None:
+            await self.schedule_runner.start()
+
+    async def aclose(self) -> None:
+        """Stop timers and hook delivery; turns still running are left for recovery."""
+        if self.schedule_runner is not None:
+            await self.schedule_runner.stop()
+        if self.timer is not None:
+            await self.timer.close()
+        await self.fanout.close()
+        await self.store.close()
+        if self._lock.is_locked:
+            self._lock.release()
+
+    async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
+        """Fire a schedule now, exactly once, through the production path."""
+        return await self.schedules.dispatch_schedule(schedule_id)
+
+    async def dispatch_reminder(self, reminder_id: str) -> dict[str, Any]:
+        """Fire a reminder now, by hand."""
+        return await self.reminders.dispatch_reminder(reminder_id)
+
+    async def _on_timer(self, key: str) -> None:
+        await route_timer_key(key, schedules=self.schedule_runner, reminders=self.reminders)
+
+    async def _release_dead_leases(self) -> int:
+        # Holding the state-dir lock means no live process can hold a turn lease here.
+        released = 0
+        cursor: str | None = None
+        while True:
+            page = await self.store.list_sessions(None, limit=100, cursor=cursor)
+            for record in page.items:
+                lease = await self.store.get_lease(record.id)
+                if lease is not None:
+                    await self.store.release_lease(record.id, lease.holder)
+                    released += 1
+            cursor = page.cursor
+            if cursor is None:
+                return released

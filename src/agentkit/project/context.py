@@ -1,0 +1,55 @@
+"""The state one discovery run carries around."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentkit.project.diagnostics import Collector
+from agentkit.project.files import ProjectFS
+from agentkit.project.frontmatter import FrontmatterError, MarkdownDoc, parse_markdown
+from agentkit.project.importing import Importer
+from agentkit.project.loader import ModuleScope
+from agentkit.project.validation import model_problem
+
+
+@dataclass
+class Ctx:
+    root: Path
+    fs: ProjectFS
+    importer: Importer
+    diag: Collector
+
+    @classmethod
+    def create(cls, root: Path) -> Ctx:
+        diag = Collector()
+        fs = ProjectFS(root, diag)
+        return cls(root=root, fs=fs, importer=Importer(ModuleScope(root), fs, diag), diag=diag)
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / "agent"
+
+    def markdown(self, path: Path) -> MarkdownDoc | None:
+        """Read and split a markdown file; problems become diagnostics."""
+        text = self.fs.read_text(path)
+        if text is None:
+            return None
+        try:
+            return parse_markdown(text)
+        except FrontmatterError as exc:
+            self.diag.add("frontmatter.malformed", self.fs.rel(path), str(exc))
+            return None
+
+    def check_model(self, model: object, path: Path) -> str | None:
+        """The model id when valid (or None when unset); invalid ids are diagnosed."""
+        if model is None:
+            return None
+        problem = model_problem(model)
+        if problem:
+            self.diag.add("model.invalid", self.fs.rel(path), problem)
+            return None
+        return str(model)
+
+    def ignored(self, path: Path, why: str) -> None:
+        self.diag.add("file.ignored", self.fs.rel(path), why)

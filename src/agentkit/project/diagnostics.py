@@ -1,0 +1,60 @@
+"""Diagnostic codes and the collector discovery reports into.
+
+Every code is listed here with its severity so the docs table, the CLI and the tests
+agree. Error-severity diagnostics block `serve` and `build`; warnings only print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentkit.project.manifest import Diagnostic, Severity
+
+CODES: dict[str, tuple[Severity, str]] = {
+    "project.no_agent_dir": ("error", "the project has no agent/ folder"),
+    "slug.invalid": ("error", "the project folder name cannot be used as a URL slug"),
+    "instructions.missing": ("error", "the root agent has no instructions"),
+    "instructions.conflict": ("error", "more than one instructions form exists"),
+    "instructions.empty": ("warning", "the instructions are empty"),
+    "definition.none": ("error", "a file in a discovery folder defines nothing"),
+    "definition.multiple": ("error", "a file defines more than one definition"),
+    "import.failed": ("error", "a user file raised while being imported"),
+    "file.not_utf8": ("error", "a text file is not valid UTF-8"),
+    "file.unreadable": ("error", "a file could not be read"),
+    "file.too_large": ("error", "a text file read into the manifest is over 1 MiB"),
+    "file.ignored": ("warning", "a file in a discovery folder has an unexpected type"),
+    "path.outside_project": ("warning", "a symlink points outside the project; skipped"),
+    "frontmatter.malformed": ("error", "a markdown frontmatter block is invalid"),
+    "model.invalid": ("error", "a model id is not provider:model with a known provider"),
+    "name.invalid": ("error", "a name taken from a file name is not allowed"),
+    "name.duplicate": ("error", "two files resolve to the same name"),
+    "tool.duplicate": ("error", "two tools share a name"),
+    "tool.reserved_name": ("error", "a tool takes the name of a built-in tool"),
+    "skill.missing_description": ("error", "a skill directory's SKILL.md has no description"),
+    "skill.missing_file": ("error", "a skill directory has no SKILL.md"),
+    "schedule.invalid_cron": ("error", "a schedule's cron expression is invalid"),
+    "schedule.empty_prompt": ("error", "a markdown schedule has no prompt"),
+    "subagent.missing_description": ("error", "a subagent has no description"),
+    "subagent.missing_instructions": ("error", "a subagent has no instructions"),
+    "subagent.ignored_folder": ("warning", "a subagent folder that is ignored"),
+    "subagent.nested": ("error", "subagents cannot have subagents"),
+    "agent.options_not_json": ("error", "define_agent options must be JSON values"),
+    "evals.config_missing": ("warning", "evals exist but evals/evals.config.py does not"),
+}
+
+
+@dataclass
+class Collector:
+    """Diagnostics gathered during one discovery."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, code: str, path: str, message: str, severity: Severity | None = None) -> None:
+        default, _ = CODES[code]
+        self.items.append(
+            Diagnostic(severity=severity or default, code=code, path=path, message=message)
+        )
+
+    def sorted(self) -> list[Diagnostic]:
+        order = {"error": 0, "warning": 1, "info": 2}
+        return sorted(self.items, key=lambda d: (order[d.severity], d.path, d.code, d.message))

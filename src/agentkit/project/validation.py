@@ -1,0 +1,46 @@
+"""Checks on names, model ids and cron expressions used by discovery."""
+
+from __future__ import annotations
+
+import re
+
+from agentkit.scheduling.cron import validate_cron
+
+SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+RESERVED_SLUGS = frozenset({"v1", "playground", "docs"})
+# Tool names go to model providers, which accept at most this.
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+BUILTIN_TOOLS = frozenset({"load_skill", "read_skill_file", "task"})
+PROVIDERS = ("test", "bedrock", "anthropic", "openai")
+
+
+def slug_problem(slug: str) -> str | None:
+    """Why `slug` cannot name an agent in URLs, or None when it can."""
+    if not SLUG_RE.match(slug):
+        return f"{slug!r} must match [A-Za-z0-9][A-Za-z0-9_-]*"
+    if slug in RESERVED_SLUGS:
+        return f"{slug!r} is reserved (v1, playground and docs are URL segments)"
+    return None
+
+
+def model_problem(model_id: object) -> str | None:
+    """Why `model_id` is not a `provider:model` id we can run, or None."""
+    if not isinstance(model_id, str):
+        return f"model must be a string like 'anthropic:claude-sonnet-4-5', not {model_id!r}"
+    if model_id == "test":
+        return None
+    provider, sep, name = model_id.partition(":")
+    if not sep or not name.strip():
+        return (
+            f"model {model_id!r} must look like provider:model (providers: {', '.join(PROVIDERS)})"
+        )
+    if provider not in PROVIDERS:
+        known = ", ".join(PROVIDERS)
+        return f"unknown model provider {provider!r} in {model_id!r}; use one of {known}"
+    return None
+
+
+def cron_problem(expr: object) -> str | None:
+    """Why `expr` is not a valid 5-field UTC cron expression, or None."""
+    return validate_cron(expr)

@@ -1,0 +1,322 @@
+"""Firing schedules: the one production path, used by the cadence, dev dispatch and AWS.
+
+`ScheduleDispatcher.dispatch_schedule(id)` fires a schedule exactly once:
+
+- a markdown schedule starts a task-mode session on the `schedule` channel with the body
+  as its prompt, owned by the principal `schedule:<id>`;
+- a handler schedule calls `run(ScheduleContext)`. `receive(channel, message=..., auth=...)`
+  hands a message into a channel. Until channel packs exist, a channel is named by its id
+  (or any object with an `id`/`name`): with a `continuation_key` it continues the session
+  that key points at (or starts one bound to the key), otherwise it starts a chat session
+  on that channel. The session ids it touched are returned as `sessionIds`.
+
+`ScheduleRunner` arms every schedule on its cron cadence for `agentkit serve`. It computes
+each next firing from the time it starts, so firings missed while the server was down are
+skipped, never replayed in a burst.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import deque
+from collections.abc import Awaitable, Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+from agentkit.authoring.contexts import HostServices, ScheduleContext
+from agentkit.authoring.schedules import ScheduleDefinition
+from agentkit.errors import NotFound
+from agentkit.project.manifest import CodeRef, Manifest, ScheduleSpec
+from agentkit.scheduling.cron import next_fire, validate_cron
+from agentkit.scheduling.timer import Timer, schedule_key, split_key
+from agentkit.sessions import Principal
+
+__all__ = [
+    "SCHEDULE_CHANNEL",
+    "ScheduleDispatcher",
+    "ScheduleRunner",
+    "reminder_timers_enabled",
+    "route_timer_key",
+    "schedules_enabled",
+]
+
+log = logging.getLogger("agentkit.schedules")
+
+SCHEDULE_CHANNEL = "schedule"
+
+
+class _Service(Protocol):
+    """The part of `AgentService` schedules use."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    async def start_session(
+        self,
+        message: str,
+        *,
+        principal: Principal,
+        channel_id: str = "http",
+        mode: Any = "chat",
+        continuation_key: str | None = None,
+        workspace_files: Mapping[str, str] | None = None,
+        source: str = "http",
+    ) -> Any: ...
+
+    async def follow_up_by_key(
+        self,
+        channel_id: str,
+        continuation_key: str,
+        message: str,
+        *,
+        principal: Principal,
+        source: str = "channel",
+    ) -> Any: ...
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        principal: Principal,
+        session_id: str | None = None,
+    ) -> Any: ...
+
+
+class _Definitions(Protocol):
+    def definition(self, ref: CodeRef) -> Any: ...
+
+
+def schedules_enabled(*, dev: bool, no_schedules: bool = False) -> bool:
+    """Schedules fire on their cadence under `serve`, unless `--no-schedules` or `--dev`."""
+    return not dev and not no_schedules
+
+
+def reminder_timers_enabled(*, dev: bool, reminders: bool | None = None) -> bool:
+    """Reminder timers default to on, off under `--dev`; an explicit choice wins."""
+    return (not dev) if reminders is None else reminders
+
+
+def _principal(auth: Any, default: Principal) -> Principal:
+    if isinstance(auth, Principal):
+        return auth
+    if isinstance(auth, str) and auth:
+        return Principal(auth)
+    return default
+
+
+def _channel_id(channel: Any) -> str:
+    if isinstance(channel, str) and channel:
+        return channel
+    for attr in ("id", "name", "channel_id"):
+        value = getattr(channel, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    raise ValueError(f"receive needs a channel id or a channel object, got {channel!r}")
+
+
+class _Firing:
+    """The state of one handler-schedule firing: sessions touched, work to wait for."""
+
+    def __init__(self, service: _Service, schedule_id: str) -> None:
+        self.service = service
+        self.schedule_id = schedule_id
+        self.principal = Principal(f"schedule:{schedule_id}")
+        self.session_ids: list[str] = []
+        self.pending: list[asyncio.Future[Any]] = []
+
+    async def receive(
+        self,
+        channel: Any,
+        message: str | None = None,
+        *,
+        auth: Any = None,
+        continuation_key: str | None = None,
+        **_: Any,
+    ) -> Any:
+        if not isinstance(message, str) or not message.strip():
+            raise ValueError("receive needs a non-empty message")
+        channel_id = _channel_id(channel)
+        principal = _principal(auth, self.principal)
+        accepted: Any = None
+        if continuation_key is not None:
+            try:
+                accepted = await self.service.follow_up_by_key(
+                    channel_id, continuation_key, message, principal=principal, source="schedule"
+                )
+            except NotFound:
+                accepted = None
+        if accepted is None:
+            accepted = await self.service.start_session(
+                message,
+                principal=principal,
+                channel_id=channel_id,
+                mode="chat",
+                continuation_key=continuation_key,
+                source="schedule",
+            )
+        session_id = getattr(accepted, "session_id", None)
+        if isinstance(session_id, str) and session_id not in self.session_ids:
+            self.session_ids.append(session_id)
+        return accepted
+
+    async def call_tool(self, name: str, tool_input: Mapping[str, Any] | None = None) -> Any:
+        return await self.service.call_tool(name, dict(tool_input or {}), principal=self.principal)
+
+    def wait_until(self, awaitable: Awaitable[Any]) -> None:
+        self.pending.append(asyncio.ensure_future(awaitable))
+
+    async def settle(self) -> None:
+        # Work handed to wait_until may itself call wait_until; drain until quiet.
+        while self.pending:
+            batch, self.pending = self.pending, []
+            for result in await asyncio.gather(*batch, return_exceptions=True):
+                if isinstance(result, BaseException):
+                    log.error("schedule %s: wait_until work failed: %r", self.schedule_id, result)
+
+
+class ScheduleDispatcher:
+    """Fires schedules through the agent service: the production path for every trigger."""
+
+    def __init__(
+        self,
+        service: _Service,
+        *,
+        definitions: _Definitions | None = None,
+        host: HostServices | None = None,
+    ) -> None:
+        self._service = service
+        self._definitions = definitions
+        self._host = host or HostServices()
+
+    @property
+    def schedules(self) -> list[ScheduleSpec]:
+        return list(self._service.manifest.schedules)
+
+    def spec(self, schedule_id: str) -> ScheduleSpec:
+        for spec in self._service.manifest.schedules:
+            if spec.id == schedule_id:
+                return spec
+        raise NotFound(f"unknown schedule {schedule_id!r}")
+
+    async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
+        """Fire one schedule now, exactly once. `{"scheduleId", "sessionIds"}`; `NotFound`
+        for an unknown id. A handler's own exceptions propagate to the caller."""
+        spec = self.spec(schedule_id)
+        if spec.kind == "markdown":
+            prompt = spec.prompt or self._markdown_of(spec)
+            accepted = await self._service.start_session(
+                prompt,
+                principal=Principal(f"schedule:{spec.id}"),
+                channel_id=SCHEDULE_CHANNEL,
+                mode="task",
+                source="schedule",
+            )
+            return {"scheduleId": spec.id, "sessionIds": [accepted.session_id]}
+        definition = self._load(spec)
+        if definition.run is None:
+            prompt = definition.markdown or ""
+            accepted = await self._service.start_session(
+                prompt,
+                principal=Principal(f"schedule:{spec.id}"),
+                channel_id=SCHEDULE_CHANNEL,
+                mode="task",
+                source="schedule",
+            )
+            return {"scheduleId": spec.id, "sessionIds": [accepted.session_id]}
+        firing = _Firing(self._service, spec.id)
+        ctx = ScheduleContext(
+            schedule_id=spec.id,
+            receive=firing.receive,
+            call_tool=firing.call_tool,
+            wait_until=firing.wait_until,
+            app_auth=firing.principal.id,
+            host=self._host,
+        )
+        try:
+            result = definition.run(ctx)
+            if inspect.isawaitable(result):
+                await result
+        finally:
+            await firing.settle()
+        return {"scheduleId": spec.id, "sessionIds": firing.session_ids}
+
+    def _load(self, spec: ScheduleSpec) -> ScheduleDefinition:
+        if spec.ref is None:
+            raise NotFound(f"schedule {spec.id!r} has no handler reference")
+        loaded = self._definitions.definition(spec.ref) if self._definitions else spec.ref.load()
+        if not isinstance(loaded, ScheduleDefinition):
+            raise TypeError(f"schedule {spec.id!r} is not a define_schedule(...) definition")
+        return loaded
+
+    def _markdown_of(self, spec: ScheduleSpec) -> str:
+        definition = self._load(spec)
+        return definition.markdown or ""
+
+
+class ScheduleRunner:
+    """Arms every valid schedule on its cadence and fires it through the dispatcher."""
+
+    def __init__(self, dispatcher: ScheduleDispatcher, timer: Timer) -> None:
+        self._dispatcher = dispatcher
+        self._timer = timer
+        self._slots: dict[str, datetime] = {}
+        # (schedule id, slot) of recent firings, newest last; bounded for long-lived servers.
+        self.history: deque[tuple[str, datetime]] = deque(maxlen=1000)
+
+    async def start(self) -> None:
+        """Arm each schedule at its next slot after now (missed slots are not replayed)."""
+        now = self._timer.clock.now()
+        for spec in self._dispatcher.schedules:
+            problem = validate_cron(spec.cron)
+            if problem is not None:
+                log.error("schedule %s not armed: %s", spec.id, problem)
+                continue
+            await self._arm(spec.id, spec.cron, now)
+
+    async def stop(self) -> None:
+        for schedule_id in list(self._slots):
+            await self._timer.disarm(schedule_key(schedule_id))
+        self._slots.clear()
+
+    def next_slots(self) -> dict[str, datetime]:
+        """The next firing of every armed schedule."""
+        return dict(self._slots)
+
+    async def fire(self, schedule_id: str) -> None:
+        """What the timer calls at a slot: dispatch once, then arm the next slot. Never raises."""
+        slot = self._slots.pop(schedule_id, None)
+        try:
+            spec = self._dispatcher.spec(schedule_id)
+        except NotFound:
+            log.warning("schedule %s fired but is no longer in the manifest", schedule_id)
+            return
+        now = self._timer.clock.now()
+        self.history.append((schedule_id, slot or now))
+        # Arm the next slot before running, so a slow firing cannot make the next one late.
+        await self._arm(schedule_id, spec.cron, max(now, slot) if slot else now)
+        try:
+            result = await self._dispatcher.dispatch_schedule(schedule_id)
+            log.info("schedule %s fired: %s", schedule_id, result["sessionIds"])
+        except Exception:
+            log.exception("schedule %s failed", schedule_id)
+
+    async def _arm(self, schedule_id: str, cron: str, after: datetime) -> None:
+        slot = next_fire(cron, after)
+        self._slots[schedule_id] = slot
+        await self._timer.arm(schedule_key(schedule_id), slot)
+
+
+async def route_timer_key(
+    key: str, *, schedules: ScheduleRunner | None, reminders: Any | None
+) -> None:
+    """Send a fired timer key to its owner (`ScheduleRunner.fire` / `ReminderService.fire`)."""
+    kind, ident = split_key(key)
+    if kind == "schedule" and schedules is not None:
+        await schedules.fire(ident)
+    elif kind == "reminder" and reminders is not None:
+        await reminders.fire(ident)
+    else:
+        log.warning("timer key %s has no owner on this host", key)

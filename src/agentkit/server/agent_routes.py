@@ -1,0 +1,118 @@
+"""Per-agent routes besides sessions: direct tool calls and discovery/meta."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+from starlette.responses import JSONResponse
+
+from agentkit.errors import BadRequest, NotFound
+from agentkit.project.manifest import Manifest
+from agentkit.server.logs import LogBuffer
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.schemas import (
+    Health,
+    LogLine,
+    LogPage,
+    Meta,
+    ToolCallBody,
+    ToolCallResult,
+)
+from agentkit.server.session_routes import known_session_id
+from agentkit.server.state import principal
+from agentkit.sessions import Principal
+
+Caller = Annotated[Principal, Depends(principal)]
+
+
+def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
+    service = mount.service
+    router = APIRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: tools"])
+
+    @router.post(
+        "/v1/tools/{tool_name}", response_model=ToolCallResult, response_model_by_alias=True
+    )
+    async def call_tool(
+        tool_name: Annotated[str, Path(max_length=200)], body: ToolCallBody, caller: Caller
+    ) -> ToolCallResult:
+        """Run a server tool with no model turn (inside a session when `sessionId` is given)."""
+        manifest = service.manifest
+        spec = manifest.tool(tool_name)
+        server_tools = sorted(t.name for t in manifest.tools if t.execution == "server")
+        if spec is None:
+            raise NotFound(
+                f"unknown tool {tool_name[:80]!r}", code="tool_not_found", available=server_tools
+            )
+        if spec.execution != "server":
+            raise BadRequest(
+                f"{tool_name} runs inside the agent's workspace, not on the host",
+                code="agent_execution_tool",
+            )
+        session_id = known_session_id(body.session_id) if body.session_id else None
+        outcome = await service.call_tool(
+            tool_name, body.input, principal=caller, session_id=session_id
+        )
+        return ToolCallResult(
+            tool_name=outcome.tool_name,
+            call_id=outcome.call_id,
+            is_error=outcome.is_error,
+            result=outcome.result,
+            duration_ms=outcome.duration_ms,
+        )
+
+    return router
+
+
+def meta_router(
+    mount: AgentMount, options: ServerOptions, logs: LogBuffer, *, health: bool = True
+) -> APIRouter:
+    service = mount.service
+    base_path = options.base_path(mount.slug)
+    router = APIRouter(prefix=base_path, tags=[f"{mount.slug}: meta"])
+
+    @router.get("/v1/info", responses={200: {"model": Manifest}})
+    async def info(caller: Caller) -> JSONResponse:
+        """The manifest snapshot (the same JSON as `agentkit info --json`)."""
+        manifest: Manifest = service.manifest
+        return JSONResponse(manifest.model_dump(by_alias=True, mode="json"))
+
+    if health:
+
+        @router.get("/v1/health", response_model=Health, response_model_by_alias=True)
+        async def agent_health() -> Health:
+            """Liveness of this agent (no auth)."""
+            return Health()
+
+    @router.get("/v1/meta", response_model=Meta, response_model_by_alias=True)
+    async def meta() -> Meta:
+        """What the playground needs to boot (no auth)."""
+        return Meta(
+            name=mount.name,
+            slug=mount.slug,
+            dev=options.dev,
+            base_path=base_path,
+            playground=options.playground,
+            docs=options.docs,
+        )
+
+    @router.get("/v1/logs", response_model=LogPage, response_model_by_alias=True)
+    async def recent_logs(
+        caller: Caller,
+        after: Annotated[int, Query(ge=0, le=2**53)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+    ) -> LogPage:
+        """Server log lines newer than `after`, oldest first."""
+        if after > logs.last_seq:
+            after = 0  # the server restarted since the client's cursor: start over
+        entries = logs.after(after, limit)
+        cursor = entries[-1].seq if entries else max(after, 0)
+        return LogPage(
+            lines=[
+                LogLine(seq=e.seq, at=e.at, level=e.level, logger=e.logger, message=e.message)
+                for e in entries
+            ],
+            cursor=cursor,
+        )
+
+    return router

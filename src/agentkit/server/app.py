@@ -1,0 +1,197 @@
+"""The FastAPI app factory, shared by `agentkit serve` (uvicorn) and Lambda (Mangum).
+
+`create_app` takes agents whose services a host has already composed; it never knows
+whether they run on local files and asyncio tasks or on DynamoDB and Lambda. Layout:
+multi mode mounts each agent under `/<slug>`, single mode serves one agent at the root.
+FastAPI's own docs UI moves to `/v1/api-docs` (schema at `/v1/openapi.json`) so `/docs`
+stays the project's documentation site.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from starlette.responses import HTMLResponse
+
+from agentkit import __version__
+from agentkit.server.agent_routes import meta_router, tool_router
+from agentkit.server.docs_site import docs_router
+from agentkit.server.host_routes import host_router
+from agentkit.server.http_errors import install_error_handlers
+from agentkit.server.limits import BodyLimitMiddleware
+from agentkit.server.logs import LogBuffer
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.schemas import ErrorBody
+from agentkit.server.session_routes import session_router
+from agentkit.server.state import ServerState
+
+OPENAPI_URL = "/v1/openapi.json"
+API_DOCS_URL = "/v1/api-docs"
+LOGGERS = ("agentkit", "uvicorn.error")
+Hook = Callable[[], Awaitable[None]]
+DESCRIPTION = (
+    "The agentkit HTTP API. Errors are always `{ok:false, error, message?}`; "
+    "NDJSON streams are `application/x-ndjson`, one event per line."
+)
+log = logging.getLogger("agentkit.server")
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in (
+        (400, "Schema-invalid body or query, or a malformed request"),
+        (401, "No auth policy admitted the request"),
+        (403, "Authenticated, but not the session owner"),
+        (404, "Unknown session, tool or approval"),
+        (409, "Stale token, busy session, or a session that takes no follow-ups"),
+        (413, "Request body too large"),
+    )
+}
+
+
+def create_app(
+    agents: Sequence[AgentMount],
+    options: ServerOptions | None = None,
+    *,
+    on_startup: Sequence[Hook] = (),
+    on_shutdown: Sequence[Hook] = (),
+    logs: LogBuffer | None = None,
+) -> FastAPI:
+    """Build the app serving `agents`. Hooks run at lifespan start/end (e.g. recovery)."""
+    options = options or ServerOptions()
+    mounts = list(agents)
+    _check_layout(mounts, options)
+    buffer = logs or LogBuffer(options.log_capacity)
+    state = ServerState(options=options, mounts=mounts, logs=buffer)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        buffer.attach(*LOGGERS)
+        for hook in on_startup:
+            await hook()
+        log.info("serving %s", ", ".join(m.slug for m in mounts))
+        try:
+            yield
+        finally:
+            state.shutdown.set()
+            for hook in on_shutdown:
+                try:
+                    await hook()
+                except Exception:  # one failing hook must not skip the others
+                    log.exception("shutdown hook failed")
+            buffer.detach(*LOGGERS)
+
+    app = FastAPI(
+        title="agentkit",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=OPENAPI_URL,
+        lifespan=lifespan,
+    )
+    app.state.agentkit = state
+    install_error_handlers(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=options.max_body_bytes)
+
+    single = options.mode == "single"
+    # In single mode the agent's own /v1/health is the host's health route too.
+    app.include_router(host_router(mounts, options, health=not single))
+    for mount in mounts:
+        for router in (
+            session_router(mount, options),
+            tool_router(mount, options),
+            meta_router(mount, options, buffer),
+        ):
+            app.include_router(router, responses=ERROR_RESPONSES)
+        if options.dev:
+            _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
+        if options.playground:
+            # The playground SPA arrives in its own module; until then its URLs are
+            # announced (`playgroundUrl`) but not served.
+            _include_optional(
+                app, "agentkit.server.playground", "playground_router", mount, options
+            )
+    if options.docs:
+        app.include_router(docs_router())
+    app.include_router(_api_docs_router())
+    _describe_validation_as_400(app)
+    return app
+
+
+def _describe_validation_as_400(app: FastAPI) -> None:
+    """FastAPI documents request validation as 422; this app answers 400 (`ErrorBody`)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, routes=app.routes, description=DESCRIPTION
+            )
+            error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+            for path_item in schema.get("paths", {}).values():
+                for operation in path_item.values():
+                    responses = operation.get("responses", {})
+                    if responses.pop("422", None) is not None and "400" not in responses:
+                        responses["400"] = {
+                            "description": "Schema-invalid path, query or body",
+                            "content": {"application/json": {"schema": error_ref}},
+                        }
+            components = schema.get("components", {}).get("schemas", {})
+            for name in ("HTTPValidationError", "ValidationError"):
+                components.pop(name, None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _check_layout(mounts: list[AgentMount], options: ServerOptions) -> None:
+    if not mounts:
+        raise ValueError("create_app needs at least one agent")
+    if options.mode == "single" and len(mounts) != 1:
+        raise ValueError("single mode serves exactly one agent")
+    slugs = [m.slug for m in mounts]
+    if len(set(slugs)) != len(slugs):
+        raise ValueError(f"two agents share a slug: {sorted(slugs)}")
+    reserved = {"v1", "docs", "playground"}
+    clash = reserved.intersection(slugs) if options.mode == "multi" else set()
+    if clash:
+        raise ValueError(
+            f"agent slug(s) {sorted(clash)} collide with host routes; rename the folder"
+        )
+
+
+def _include_optional(
+    app: FastAPI, module_name: str, factory_name: str, mount: AgentMount, options: ServerOptions
+) -> None:
+    """Include `module.factory(mount, options)` when that module exists.
+
+    Dev routes (`server.dev_routes`) and the playground (`server.playground`) plug in this
+    way, each as a router factory over one mounted agent.
+    """
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the module exists but one of its imports is missing: a real error
+        return
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        return
+    router: APIRouter = factory(mount, options)
+    app.include_router(router, responses=ERROR_RESPONSES)
+
+
+def _api_docs_router() -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get(API_DOCS_URL)
+    async def api_docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
+
+    return router

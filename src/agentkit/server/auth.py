@@ -1,0 +1,185 @@
+"""The HTTP auth chain: an ordered list of policies; the first that admits a request
+names its principal, and a request no policy admits gets `401`.
+
+- `local_dev_strict()` (the default) admits direct loopback calls only. A request carrying
+  any proxy-forwarding header is refused, because behind a tunnel or reverse proxy every
+  client looks like loopback.
+- `bearer_auth(tokens)` admits `Authorization: Bearer <token>` for any configured token,
+  compared in constant time. Each token is its own principal, `bearer:<digest prefix>`, so
+  the id is stable across restarts and never reveals the token.
+- `allow_all()` admits everyone as `anonymous` (demos on trusted networks).
+
+A presented but wrong bearer token is always refused, even when `allow_all` follows it in
+the chain: a typo should not silently turn a caller into `anonymous`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from starlette.requests import Request
+
+from agentkit.errors import Unauthorized
+from agentkit.sessions import Principal
+
+FORWARDING_HEADERS = (
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-forwarded-port",
+    "x-forwarded-prefix",
+    "x-real-ip",
+    "x-client-ip",
+    "x-original-forwarded-for",
+    "cf-connecting-ip",
+    "true-client-ip",
+    "via",
+)
+LOCAL_PRINCIPAL = "local"
+ANONYMOUS_PRINCIPAL = "anonymous"
+
+
+def has_forwarding_headers(request: Request) -> bool:
+    return any(h in request.headers for h in FORWARDING_HEADERS)
+
+
+def is_loopback_client(request: Request) -> bool:
+    client = request.client
+    if client is None:
+        return False
+    try:
+        return ipaddress.ip_address(client.host).is_loopback
+    except ValueError:
+        return False
+
+
+def is_direct_loopback(request: Request) -> bool:
+    """A loopback peer that did not come through a proxy."""
+    return is_loopback_client(request) and not has_forwarding_headers(request)
+
+
+def bearer_principal_id(token: str) -> str:
+    """The principal id of a bearer token: a digest prefix, never the token itself."""
+    return "bearer:" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+
+
+class AuthPolicy(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def admit(self, request: Request) -> Principal | None:
+        """The principal this policy admits the request as, or None to pass."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LocalDevStrict:
+    name: str = "localDevStrict"
+
+    def admit(self, request: Request) -> Principal | None:
+        return Principal(LOCAL_PRINCIPAL) if is_direct_loopback(request) else None
+
+
+class BearerAuth:
+    """Admit any of a set of tokens; each token is a distinct principal."""
+
+    name = "bearerAuth"
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self._tokens = [t.encode("utf-8") for t in tokens if t]
+        if not self._tokens:
+            raise ValueError("bearer auth needs at least one non-empty token")
+
+    def admit(self, request: Request) -> Principal | None:
+        presented = bearer_token(request)
+        if presented is None:
+            return None
+        raw = presented.encode("utf-8")
+        match: bytes | None = None
+        # Compare against every token so timing says nothing about which (or whether) matched.
+        for token in self._tokens:
+            if hmac.compare_digest(raw, token):
+                match = token
+        if match is None:
+            raise Unauthorized("invalid bearer token", code="unauthorized")
+        return Principal(bearer_principal_id(match.decode("utf-8")))
+
+
+@dataclass(frozen=True, slots=True)
+class AllowAll:
+    name: str = "allowAll"
+
+    def admit(self, request: Request) -> Principal | None:
+        return Principal(ANONYMOUS_PRINCIPAL)
+
+
+def local_dev_strict() -> LocalDevStrict:
+    return LocalDevStrict()
+
+
+def bearer_auth(tokens: Iterable[str]) -> BearerAuth:
+    return BearerAuth(tokens)
+
+
+def allow_all() -> AllowAll:
+    return AllowAll()
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return None
+    return value.strip()
+
+
+class AuthChain:
+    """Ordered policies; `dev_admin` makes direct loopback callers admins (`serve --dev`)."""
+
+    def __init__(self, policies: Sequence[AuthPolicy], *, dev_admin: bool = False) -> None:
+        if not policies:
+            raise ValueError("an auth chain needs at least one policy")
+        self.policies = list(policies)
+        self.dev_admin = dev_admin
+
+    @classmethod
+    def from_flags(
+        cls, *, bearer_tokens: Sequence[str] = (), allow_anonymous: bool = False, dev: bool = False
+    ) -> AuthChain:
+        """The chain `agentkit serve` builds from its flags."""
+        policies: list[AuthPolicy] = []
+        if bearer_tokens:
+            policies.append(bearer_auth(bearer_tokens))
+        if allow_anonymous:
+            policies.append(allow_all())
+        if not policies:
+            policies.append(local_dev_strict())
+        return cls(policies, dev_admin=dev)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.policies]
+
+    def authenticate(self, request: Request) -> Principal:
+        for policy in self.policies:
+            principal = policy.admit(request)
+            if principal is not None:
+                if self.dev_admin and is_direct_loopback(request):
+                    return Principal(principal.id, admin=True)
+                return principal
+        raise Unauthorized(self._refusal(request))
+
+    def _refusal(self, request: Request) -> str:
+        if any(isinstance(p, BearerAuth) for p in self.policies):
+            return "missing bearer token (send Authorization: Bearer <token>)"
+        if has_forwarding_headers(request):
+            return "localDevStrict refuses proxied requests; serve with --bearer-token"
+        return "localDevStrict admits loopback clients only; serve with --bearer-token"

@@ -1,0 +1,84 @@
+"""Dev-only routes: dispatch a schedule or fire a reminder by hand (`serve --dev` only).
+
+Under `--dev` schedules and reminder timers never fire on their own; these routes are the
+only way they run, through the same path production uses. The app factory includes the
+router only when `ServerOptions.dev` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path
+
+from agentkit.errors import NotFound
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.state import principal
+from agentkit.sessions import Principal
+
+__all__ = ["create_dev_router", "dev_router"]
+
+Caller = Annotated[Principal, Depends(principal)]
+DispatchSchedule = Callable[[str], Awaitable[dict[str, Any]]]
+ListReminders = Callable[[], Awaitable[list[Any]]]
+DispatchReminder = Callable[[str], Awaitable[dict[str, Any]]]
+Ident = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+def create_dev_router(
+    *,
+    prefix: str = "",
+    dispatch_schedule: DispatchSchedule | None,
+    list_reminders: ListReminders | None,
+    dispatch_reminder: DispatchReminder | None,
+    tag: str = "dev",
+) -> APIRouter:
+    """The dev routes over plain callables (None: that feature is absent → 404)."""
+    router = APIRouter(prefix=prefix, tags=[tag])
+
+    @router.post("/v1/dev/schedules/{schedule_id}")
+    async def fire_schedule(schedule_id: Ident, caller: Caller) -> dict[str, Any]:
+        """Dispatch one schedule now, exactly once: `{scheduleId, sessionIds}`."""
+        if dispatch_schedule is None:
+            raise NotFound(f"unknown schedule {schedule_id!r}")
+        return await dispatch_schedule(schedule_id)
+
+    @router.get("/v1/dev/reminders")
+    async def reminders(caller: Caller) -> dict[str, Any]:
+        """Every stored reminder, active or not."""
+        items = await list_reminders() if list_reminders is not None else []
+        return {"ok": True, "reminders": [_wire(r) for r in items]}
+
+    @router.post("/v1/dev/reminders/{reminder_id}")
+    async def fire_reminder(reminder_id: Ident, caller: Caller) -> dict[str, Any]:
+        """Fire one reminder now (404 unknown, 409 inactive or its session busy)."""
+        if dispatch_reminder is None:
+            raise NotFound(f"unknown reminder {reminder_id!r}")
+        result = await dispatch_reminder(reminder_id)
+        return {"ok": True, **result}
+
+    return router
+
+
+def _wire(record: Any) -> Any:
+    to_dict = getattr(record, "to_dict", None)
+    return to_dict() if callable(to_dict) else record
+
+
+def dev_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
+    """The dev routes of one mounted agent, wired to `mount.host`.
+
+    The host provides `dispatch_schedule(id)` and `reminders` (a `ReminderService`); either
+    may be missing, in which case the matching routes answer 404.
+    """
+    host = mount.host
+    dispatch = getattr(host, "dispatch_schedule", None)
+    reminders = getattr(host, "reminders", None)
+    return create_dev_router(
+        prefix=options.base_path(mount.slug),
+        dispatch_schedule=dispatch if callable(dispatch) else None,
+        list_reminders=reminders.list if reminders is not None else None,
+        dispatch_reminder=reminders.dispatch_reminder if reminders is not None else None,
+        tag=f"{mount.slug}: dev",
+    )

@@ -1,0 +1,62 @@
+"""Host-level routes above any agent: the agent index (while the playground is on) and
+host liveness. None of them runs an auth chain."""
+
+from __future__ import annotations
+
+import html
+
+from fastapi import APIRouter, Request
+from starlette.responses import HTMLResponse
+
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.schemas import AgentIndex, AgentOut, Health
+from agentkit.server.state import public_base
+
+
+def host_router(mounts: list[AgentMount], options: ServerOptions, *, health: bool) -> APIRouter:
+    router = APIRouter(tags=["host"])
+
+    def index(request: Request) -> AgentIndex:
+        agents = []
+        for mount in mounts:
+            base_path = options.base_path(mount.slug)
+            base = public_base(request, base_path)
+            agents.append(
+                AgentOut(
+                    slug=mount.slug,
+                    name=mount.name,
+                    base_path=base_path,
+                    playground_url=f"{base}/playground" if options.playground else None,
+                )
+            )
+        return AgentIndex(mode=options.mode, agents=agents)
+
+    if options.playground:
+
+        @router.get("/", response_class=HTMLResponse)
+        async def home(request: Request) -> HTMLResponse:
+            """A web index of the mounted agents, linking to their playgrounds."""
+            items = "".join(
+                f'<li><a href="{html.escape(a.playground_url or "")}">{html.escape(a.name)}</a>'
+                f" <code>{html.escape(a.base_path or '/')}</code></li>"
+                for a in index(request).agents
+            )
+            docs = '<p><a href="/docs">Documentation</a></p>' if options.docs else ""
+            return HTMLResponse(
+                "<!doctype html><html><head><meta charset=utf-8><title>agentkit</title></head>"
+                f"<body><h1>agentkit</h1><ul>{items}</ul>{docs}</body></html>"
+            )
+
+        @router.get("/v1/agents", response_model=AgentIndex, response_model_by_alias=True)
+        async def agents(request: Request) -> AgentIndex:
+            """The mounted agents as JSON."""
+            return index(request)
+
+    if health:
+
+        @router.get("/v1/health", response_model=Health, response_model_by_alias=True)
+        async def host_health() -> Health:
+            """Host liveness, no auth (for load balancer checks)."""
+            return Health()
+
+    return router

@@ -1,0 +1,102 @@
+"""Every error leaves the app as JSON `{ok:false, error, message?}`.
+
+Framework errors are folded into the same shape: unknown routes (404), wrong methods (405),
+request validation (400, never FastAPI's 422), and anything unexpected (500, logged, with
+no internals in the body). Store and id errors raised past the service map to 404/400.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from agentkit.errors import HttpError, InvalidId, SessionNotFound
+
+log = logging.getLogger("agentkit.server")
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "too_many_requests",
+}
+
+
+def error_response(
+    status: int, code: str, message: str | None = None, **extra: Any
+) -> JSONResponse:
+    body: dict[str, Any] = {"ok": False, "error": code}
+    if message:
+        body["message"] = message
+    body.update(extra)
+    headers = {"www-authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _describe(errors: list[Any]) -> tuple[str, list[dict[str, Any]]]:
+    issues = []
+    for err in errors[:20]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        issues.append({"path": loc, "message": str(err.get("msg", "invalid"))})
+    first = issues[0] if issues else {"path": "body", "message": "invalid request"}
+    return f"{first['path']}: {first['message']}", issues
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HttpError)
+    body = exc.body()
+    headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(body, status_code=exc.status, headers=headers)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    message, issues = _describe(list(exc.errors()))
+    return error_response(400, "bad_request", message, issues=issues)
+
+
+async def _starlette_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _CODES.get(exc.status_code, "error")
+    detail = exc.detail if isinstance(exc.detail, str) else None
+    if exc.status_code == 404:
+        detail = f"no route {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        detail = f"method {request.method} not allowed on {request.url.path}"
+    response = error_response(exc.status_code, code, detail)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(404, "session_not_found", str(exc) or "unknown session")
+
+
+async def _invalid_id(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(400, "bad_request", str(exc))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal_error", "internal server error")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(HttpError, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _starlette_error)
+    app.add_exception_handler(SessionNotFound, _not_found)
+    app.add_exception_handler(InvalidId, _invalid_id)
+    app.add_exception_handler(Exception, _unexpected)

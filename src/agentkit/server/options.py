@@ -1,0 +1,51 @@
+"""What the app factory is given: the agents to mount and how to serve them.
+
+A host (local or AWS) composes each agent's services and hands them over as `AgentMount`s;
+the app never knows which host it runs on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentkit.engine.service import AgentService
+from agentkit.server.auth import AuthChain, local_dev_strict
+
+Layout = Literal["single", "multi"]
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class AgentMount:
+    """One agent served by the app. `host` is the object that composed it (exposed to
+    dev routes, e.g. for schedule and reminder dispatch); the app itself never uses it."""
+
+    slug: str
+    service: AgentService
+    host: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.service.manifest.agent.name
+
+
+@dataclass(slots=True)
+class ServerOptions:
+    """How the app serves its agents (the `agentkit serve` flags, minus the networking)."""
+
+    mode: Layout = "multi"
+    dev: bool = False
+    auth: AuthChain = field(default_factory=lambda: AuthChain([local_dev_strict()]))
+    playground: bool = True
+    docs: bool = True
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # Longest a single stream request follows live, in seconds (None: until the client
+    # leaves). Lambda hosts set it so a response ends inside the invocation's time limit.
+    max_stream_window: float | None = None
+    # How long one `follow_events` call may wait before the stream loop checks again.
+    stream_poll: float = 15.0
+    log_capacity: int = 2000
+
+    def base_path(self, slug: str) -> str:
+        return "" if self.mode == "single" else f"/{slug}"

@@ -1,0 +1,163 @@
+"""Wire models of the HTTP API: request bodies are validated here (400 on violations) and
+every response model doubles as the OpenAPI schema of its route. JSON keys are camelCase,
+as in the reference API."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+MAX_MESSAGE_CHARS = 200_000
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class ErrorBody(_Wire):
+    """Every error response: `{ok:false, error:"<code>", message?}` plus optional details."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    ok: Literal[False] = False
+    error: str
+    message: str | None = None
+
+
+WorkspaceFiles = dict[str, str]
+
+
+class StartSessionBody(_Wire):
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    workspace_files: WorkspaceFiles | None = Field(
+        default=None, description="Files (relative path -> text) written before the turn."
+    )
+
+
+class FollowUpBody(_Wire):
+    continuation_token: str = Field(min_length=1, max_length=512)
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    workspace_files: WorkspaceFiles | None = None
+
+
+class SessionAccepted(_Wire):
+    """A message was accepted; the turn runs in the background."""
+
+    ok: Literal[True] = True
+    session_id: str
+    continuation_token: str
+    turn_id: str
+    playground_url: str | None = Field(description="Null when the playground is off.")
+    trace_url: str
+
+
+class EventOut(_Wire):
+    """One event of a session's stream (one NDJSON line)."""
+
+    type: str
+    index: int
+    session_id: str
+    turn_id: str | None = None
+    at: str
+    data: dict[str, Any]
+
+
+class StopResult(_Wire):
+    ok: Literal[True] = True
+    stopped: bool = Field(description="False when no turn was running.")
+
+
+class SessionSummary(_Wire):
+    session_id: str
+    channel_id: str
+    mode: Literal["chat", "task"]
+    principal: str | None
+    continuation_key: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class SessionList(_Wire):
+    ok: Literal[True] = True
+    sessions: list[SessionSummary]
+    cursor: str | None = Field(description="Pass back as `cursor` for the next page.")
+
+
+class ApprovalOut(_Wire):
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    turn_id: str | None
+    requested_at: str
+
+
+class ApprovalList(_Wire):
+    ok: Literal[True] = True
+    approvals: list[ApprovalOut]
+
+
+class DecisionBody(_Wire):
+    decision: Literal["approve", "deny"]
+
+
+class DecisionResult(_Wire):
+    ok: Literal[True] = True
+    call_id: str
+    decision: Literal["approve", "deny"]
+
+
+class ToolCallBody(_Wire):
+    input: dict[str, Any] = Field(default_factory=dict)
+    session_id: str | None = None
+
+
+class ToolCallResult(_Wire):
+    ok: Literal[True] = True
+    tool_name: str
+    call_id: str
+    is_error: bool
+    result: Any = None
+    duration_ms: int
+
+
+class Health(_Wire):
+    ok: Literal[True] = True
+    status: Literal["ok"] = "ok"
+
+
+class Meta(_Wire):
+    ok: Literal[True] = True
+    name: str
+    slug: str
+    dev: bool
+    base_path: str = Field(description="'' in single mode, '/<slug>' in multi mode.")
+    playground: bool
+    docs: bool
+
+
+class LogLine(_Wire):
+    seq: int
+    at: str
+    level: str
+    logger: str
+    message: str
+
+
+class LogPage(_Wire):
+    ok: Literal[True] = True
+    lines: list[LogLine]
+    cursor: int = Field(description="Pass back as `after` to get only newer lines.")
+
+
+class AgentOut(_Wire):
+    slug: str
+    name: str
+    base_path: str
+    playground_url: str | None
+
+
+class AgentIndex(_Wire):
+    ok: Literal[True] = True
+    mode: Literal["single", "multi"]
+    agents: list[AgentOut]

@@ -1,0 +1,226 @@
+"""Session routes of one agent: start, follow up, stream, dump, stop, list, approvals.
+
+Every route calls the agent's `AgentService` and nothing else; ownership, tokens and
+busy-ness are the service's to decide (it raises the `HttpError`s the spec names).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
+from starlette.responses import Response, StreamingResponse
+
+from agentkit.engine.service import Accepted
+from agentkit.errors import BadRequest, InvalidId, NotFound
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.schemas import (
+    ApprovalList,
+    ApprovalOut,
+    DecisionBody,
+    DecisionResult,
+    FollowUpBody,
+    SessionAccepted,
+    SessionList,
+    SessionSummary,
+    StartSessionBody,
+    StopResult,
+)
+from agentkit.server.state import principal, public_base, server_state
+from agentkit.server.streaming import NDJSON, follow_stream, ndjson_lines
+from agentkit.sessions import Principal, validate_session_id
+
+Caller = Annotated[Principal, Depends(principal)]
+SessionIdPath = Annotated[str, Path(description="A session id (`ses_…`).", max_length=100)]
+NDJSON_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "One JSON event per line: `{type, index, sessionId, turnId?, at, data}`.",
+        "content": {NDJSON: {"schema": {"type": "string"}}},
+    }
+}
+
+
+def known_session_id(session_id: str) -> str:
+    """A malformed id can name no session: 404, before it touches the store."""
+    try:
+        return validate_session_id(session_id)
+    except InvalidId:
+        raise NotFound(f"unknown session {session_id[:80]!r}", code="session_not_found") from None
+
+
+def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
+    service = mount.service
+    base_path = options.base_path(mount.slug)
+    router = APIRouter(prefix=base_path, tags=[f"{mount.slug}: sessions"])
+
+    def accepted(request: Request, result: Accepted) -> SessionAccepted:
+        base = public_base(request, base_path)
+        playground = (
+            f"{base}/playground?sessionId={result.session_id}" if options.playground else None
+        )
+        return SessionAccepted(
+            session_id=result.session_id,
+            continuation_token=result.continuation_token,
+            turn_id=result.turn_id,
+            playground_url=playground,
+            trace_url=f"{base}/v1/session/{result.session_id}/events",
+        )
+
+    @router.post("/v1/session", response_model=SessionAccepted, response_model_by_alias=True)
+    async def start_session(
+        request: Request, body: StartSessionBody, caller: Caller
+    ) -> SessionAccepted:
+        """Open a chat session; returns as soon as the message is accepted."""
+        result = await service.start_session(
+            body.message, principal=caller, workspace_files=body.workspace_files, source="http"
+        )
+        return accepted(request, result)
+
+    @router.post(
+        "/v1/session/{session_id}", response_model=SessionAccepted, response_model_by_alias=True
+    )
+    async def follow_up(
+        request: Request, session_id: SessionIdPath, body: FollowUpBody, caller: Caller
+    ) -> SessionAccepted:
+        """Continue a chat session; a busy turn is interrupted first. Rotates the token."""
+        result = await service.follow_up(
+            known_session_id(session_id),
+            body.continuation_token,
+            body.message,
+            principal=caller,
+            workspace_files=body.workspace_files,
+            source="http",
+        )
+        return accepted(request, result)
+
+    @router.get(
+        "/v1/session/{session_id}/stream",
+        response_class=StreamingResponse,
+        responses=NDJSON_RESPONSE,
+    )
+    async def stream(
+        request: Request,
+        session_id: SessionIdPath,
+        caller: Caller,
+        start_index: Annotated[int, Query(alias="startIndex", ge=0, le=2**53)] = 0,
+        window: Annotated[
+            float | None,
+            Query(gt=0, le=86_400, description="Stop following after this many seconds."),
+        ] = None,
+    ) -> StreamingResponse:
+        """Replay from `startIndex`, then follow live (NDJSON)."""
+        sid = known_session_id(session_id)
+        await service.get_session(sid, principal=caller)  # 404/403 before the 200 starts
+        limit = options.max_stream_window
+        if limit is not None:
+            window = limit if window is None else min(window, limit)
+        body = follow_stream(
+            service,
+            sid,
+            principal=caller,
+            start=start_index,
+            window=window,
+            poll=options.stream_poll,
+            shutdown=server_state(request).shutdown,
+        )
+        return StreamingResponse(
+            body,
+            media_type=NDJSON,
+            headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+        )
+
+    @router.get(
+        "/v1/session/{session_id}/events", response_class=Response, responses=NDJSON_RESPONSE
+    )
+    async def events(
+        session_id: SessionIdPath,
+        caller: Caller,
+        start_index: Annotated[int, Query(alias="startIndex", ge=0, le=2**53)] = 0,
+    ) -> Response:
+        """The recorded stream as a one-shot NDJSON dump."""
+        recorded = await service.read_events(
+            known_session_id(session_id), principal=caller, start=start_index
+        )
+        return Response(ndjson_lines(recorded), media_type=NDJSON)
+
+    @router.post(
+        "/v1/session/{session_id}/stop", response_model=StopResult, response_model_by_alias=True
+    )
+    async def stop(session_id: SessionIdPath, caller: Caller) -> StopResult:
+        """Interrupt the in-flight turn without sending a message."""
+        stopped = await service.stop(known_session_id(session_id), principal=caller)
+        return StopResult(stopped=stopped)
+
+    @router.get("/v1/sessions", response_model=SessionList, response_model_by_alias=True)
+    async def sessions(
+        caller: Caller,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        cursor: Annotated[str | None, Query(max_length=2048)] = None,
+    ) -> SessionList:
+        """The caller's sessions, newest first (every session under `--dev` on loopback)."""
+        try:
+            page = await service.list_sessions(principal=caller, limit=limit, cursor=cursor)
+        except InvalidId as exc:
+            raise BadRequest(str(exc)) from None
+        except (ValueError, KeyError, TypeError):
+            raise BadRequest("invalid cursor") from None
+        return SessionList(
+            sessions=[
+                SessionSummary(
+                    session_id=r.id,
+                    channel_id=r.channel_id,
+                    mode=r.mode,
+                    principal=r.principal,
+                    continuation_key=r.continuation_key,
+                    created_at=r.created_at,
+                    updated_at=r.updated_at,
+                )
+                for r in page.items
+            ],
+            cursor=page.cursor,
+        )
+
+    _add_approval_routes(router, mount)
+    return router
+
+
+def _add_approval_routes(router: APIRouter, mount: AgentMount) -> None:
+    service = mount.service
+
+    @router.get(
+        "/v1/session/{session_id}/approvals",
+        response_model=ApprovalList,
+        response_model_by_alias=True,
+    )
+    async def approvals(session_id: SessionIdPath, caller: Caller) -> ApprovalList:
+        """Tool calls parked on a human decision."""
+        pending = await service.approvals(known_session_id(session_id), principal=caller)
+        return ApprovalList(
+            approvals=[
+                ApprovalOut(
+                    call_id=p.call_id,
+                    tool_name=p.tool_name,
+                    arguments=p.arguments,
+                    turn_id=p.turn_id,
+                    requested_at=p.requested_at,
+                )
+                for p in pending
+            ]
+        )
+
+    @router.post(
+        "/v1/session/{session_id}/approvals/{call_id}",
+        response_model=DecisionResult,
+        response_model_by_alias=True,
+    )
+    async def resolve(
+        session_id: SessionIdPath,
+        call_id: Annotated[str, Path(max_length=200)],
+        body: Annotated[DecisionBody, Body()],
+        caller: Caller,
+    ) -> DecisionResult:
+        """Approve or deny one parked tool call; the parked turn resumes."""
+        await service.resolve_approval(
+            known_session_id(session_id), call_id, body.decision, principal=caller
+        )
+        return DecisionResult(call_id=call_id, decision=body.decision)

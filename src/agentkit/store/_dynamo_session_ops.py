@@ -1,0 +1,374 @@
+"""The state-table half of `DynamoDBStore`: sessions, leases, interrupts, reminders, claims.
+
+See the design notes at the top of `agentkit.store.dynamodb`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from typing import Any
+
+from agentkit.errors import SessionExists, SessionNotFound
+from agentkit.events import now_iso
+from agentkit.scheduling.records import ReminderRecord
+from agentkit.sessions import SessionRecord
+from agentkit.store import _dynamo_codec as codec
+from agentkit.store._dynamo_calls import Caller, ConditionFailed, TransactionCancelled
+from agentkit.store._dynamo_schema import (
+    ALL_SESSIONS_INDEX,
+    LIST_ALL_ATTRIBUTE,
+    LIST_SORT_ATTRIBUTE,
+    PRINCIPAL_ATTRIBUTE,
+    PRINCIPAL_INDEX,
+    STATE_PARTITION_KEY,
+    TTL_ATTRIBUTE,
+)
+from agentkit.store.base import Lease, Page
+from agentkit.store.ids import (
+    decode_cursor,
+    hash_key,
+    validate_idempotency_key,
+    validate_name,
+    validate_session_id,
+)
+
+_EXISTS = "attribute_exists(#pk)"
+_NOT_EXISTS = "attribute_not_exists(#pk)"
+_PK = {"#pk": STATE_PARTITION_KEY}
+
+
+class SessionOps:
+    """Everything of the `Store` port that lives in the state table."""
+
+    def __init__(self, caller: Caller, table: str, clock: Callable[[], float]) -> None:
+        self._caller = caller
+        self._state = table
+        self._clock = clock
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    async def _get_session_item(
+        self, session_id: str, *, names: dict[str, str] | None = None
+    ) -> dict[str, Any] | None:
+        """The session item (consistent read); only the attributes in `names` if given."""
+        kwargs: dict[str, Any] = {
+            "TableName": self._state,
+            "Key": codec.session_key(session_id),
+            "ConsistentRead": True,
+        }
+        if names:
+            kwargs["ProjectionExpression"] = ", ".join(names)
+            kwargs["ExpressionAttributeNames"] = names
+        result = await self._caller.call("get_item", **kwargs)
+        item: dict[str, Any] | None = result.get("Item")
+        return item
+
+    async def _session_exists(self, session_id: str) -> bool:
+        return bool(await self._get_session_item(session_id, names=_PK))
+
+    async def _update_session(
+        self,
+        session_id: str,
+        update: str,
+        condition: str,
+        names: dict[str, str],
+        values: dict[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Run a conditional update of the session item. None on success; on a failed
+        condition the current item, or `SessionNotFound` if there is none."""
+        kwargs: dict[str, Any] = {
+            "TableName": self._state,
+            "Key": codec.session_key(session_id),
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {**(_PK if "#pk" in condition else {}), **names},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            "estimated_wcu": 1.0,
+        }
+        if values:
+            kwargs["ExpressionAttributeValues"] = values
+        try:
+            await self._caller.call("update_item", **kwargs)
+        except ConditionFailed as lost:
+            if not lost.item:
+                raise SessionNotFound(session_id) from None
+            return lost.item
+        return None
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def create_session(self, record: SessionRecord) -> None:
+        validate_session_id(record.id)
+        item = codec.session_to_item(record)
+        put: dict[str, Any] = {
+            "TableName": self._state,
+            "Item": item,
+            "ConditionExpression": _NOT_EXISTS,
+            "ExpressionAttributeNames": _PK,
+        }
+        if record.continuation_key is None:
+            try:
+                await self._caller.call("put_item", **put, estimated_wcu=codec.write_units(item))
+            except ConditionFailed:
+                raise SessionExists(record.id) from None
+            return
+        codec.check_key_text(record.channel_id, "channel id")
+        codec.check_key_text(record.continuation_key, "continuation key")
+        pointer = {
+            **codec.ckey_key(record.channel_id, record.continuation_key),
+            "sessionId": codec.s(record.id),
+        }
+        try:
+            await self._caller.call(
+                "transact_write_items",
+                TransactItems=[{"Put": put}, {"Put": {"TableName": self._state, "Item": pointer}}],
+                estimated_wcu=2.0 * (codec.write_units(item) + 1),
+            )
+        except TransactionCancelled as cancelled:
+            if cancelled.failed_items():
+                raise SessionExists(record.id) from None
+            raise
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        validate_session_id(session_id)
+        item = await self._get_session_item(session_id)
+        return codec.session_from_item(item) if item else None
+
+    async def list_sessions(
+        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+    ) -> Page:
+        if principal is None:
+            index, part_name, part_value = ALL_SESSIONS_INDEX, LIST_ALL_ATTRIBUTE, "session"
+        else:
+            index, part_name, part_value = PRINCIPAL_INDEX, PRINCIPAL_ATTRIBUTE, principal
+        limit = max(1, limit)
+        kwargs: dict[str, Any] = {
+            "TableName": self._state,
+            "IndexName": index,
+            "KeyConditionExpression": "#part = :part",
+            "ExpressionAttributeNames": {"#part": part_name},
+            "ExpressionAttributeValues": {":part": codec.s(part_value)},
+            "ScanIndexForward": False,
+        }
+        if cursor is not None:
+            _, after_id = decode_cursor(cursor)
+            kwargs["ExclusiveStartKey"] = {
+                **codec.session_key(after_id),
+                part_name: codec.s(part_value),
+                LIST_SORT_ATTRIBUTE: codec.s(cursor),
+            }
+        items: list[dict[str, Any]] = []
+        while len(items) <= limit:  # one more than asked says whether a next page exists
+            kwargs["Limit"] = limit + 1 - len(items)
+            page = await self._caller.call("query", **kwargs)
+            items.extend(page.get("Items", []))
+            if not page.get("LastEvaluatedKey"):
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        shown = items[:limit]
+        next_cursor = None
+        if len(items) > limit:
+            next_cursor = codec.get_s(shown[-1], LIST_SORT_ATTRIBUTE)
+        return Page(items=[codec.session_from_item(i) for i in shown], cursor=next_cursor)
+
+    async def find_session(self, channel_id: str, continuation_key: str) -> SessionRecord | None:
+        codec.check_key_text(channel_id, "channel id")
+        codec.check_key_text(continuation_key, "continuation key")
+        result = await self._caller.call(
+            "get_item",
+            TableName=self._state,
+            Key=codec.ckey_key(channel_id, continuation_key),
+            ConsistentRead=True,
+        )
+        session_id = codec.get_s(result.get("Item") or {}, "sessionId")
+        if session_id is None:
+            return None
+        record = await self.get_session(session_id)
+        if record is None or (record.channel_id, record.continuation_key) != (
+            channel_id,
+            continuation_key,
+        ):
+            return None
+        return record
+
+    async def touch_session(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        await self._update_session(
+            session_id,
+            "SET #u = :now",
+            _EXISTS,
+            {"#u": "updatedAt"},
+            {":now": codec.s(now_iso())},
+        )
+
+    async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
+        validate_session_id(session_id)
+        try:
+            lost = await self._update_session(
+                session_id,
+                "SET #t = :new, #u = :now",
+                "#t = :old",
+                {"#t": "tokenHash", "#u": "updatedAt"},
+                {
+                    ":new": codec.s(new_hash),
+                    ":old": codec.s(expected_hash),
+                    ":now": codec.s(now_iso()),
+                },
+            )
+        except SessionNotFound:
+            return False
+        return lost is None
+
+    async def _delete_session_items(self, record: SessionRecord) -> None:
+        """Remove the session item and its continuation-key pointer (if still its own)."""
+        await self._caller.call(
+            "delete_item",
+            TableName=self._state,
+            Key=codec.session_key(record.id),
+            estimated_wcu=1.0,
+        )
+        if record.continuation_key is None:
+            return
+        with contextlib.suppress(ConditionFailed):  # the key may belong to a newer session
+            await self._caller.call(
+                "delete_item",
+                TableName=self._state,
+                Key=codec.ckey_key(record.channel_id, record.continuation_key),
+                ConditionExpression="sessionId = :id",
+                ExpressionAttributeValues={":id": codec.s(record.id)},
+                estimated_wcu=1.0,
+            )
+
+    # -- lease and interrupt ---------------------------------------------------------------
+
+    async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        validate_session_id(session_id)
+        now = self._clock()
+        lost = await self._update_session(
+            session_id,
+            "SET #h = :h, #e = :e",
+            f"{_EXISTS} AND (attribute_not_exists(#h) OR #h = :h OR #e <= :now)",
+            _LEASE_NAMES,
+            {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
+        )
+        return lost is None
+
+    async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        validate_session_id(session_id)
+        now = self._clock()
+        lost = await self._update_session(
+            session_id,
+            "SET #e = :e",
+            f"{_EXISTS} AND #h = :h AND #e > :now",
+            _LEASE_NAMES,
+            {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
+        )
+        return lost is None
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        validate_session_id(session_id)
+        with contextlib.suppress(SessionNotFound):
+            await self._update_session(
+                session_id, "REMOVE #h, #e", "#h = :h", _LEASE_NAMES, {":h": codec.s(holder)}
+            )
+
+    async def get_lease(self, session_id: str) -> Lease | None:
+        validate_session_id(session_id)
+        item = await self._get_session_item(session_id, names=_LEASE_NAMES)
+        holder = codec.get_s(item or {}, "leaseHolder")
+        expires = codec.get_n(item or {}, "leaseExpires")
+        if holder is None or expires is None or expires <= self._clock():
+            return None
+        return Lease(holder=holder, expires_at=expires)
+
+    async def set_interrupt(self, session_id: str, requested: bool) -> None:
+        validate_session_id(session_id)
+        await self._update_session(
+            session_id, "SET #i = :i", _EXISTS, {"#i": "interrupt"}, {":i": {"BOOL": requested}}
+        )
+
+    async def interrupt_requested(self, session_id: str) -> bool:
+        validate_session_id(session_id)
+        item = await self._get_session_item(session_id, names={"#i": "interrupt"})
+        flag = (item or {}).get("interrupt") or {}
+        return bool(flag.get("BOOL", False))
+
+    # -- reminders -------------------------------------------------------------------------
+
+    async def put_reminder(self, reminder: ReminderRecord) -> None:
+        validate_name(reminder.id, "reminder id")
+        item = codec.reminder_to_item(reminder)
+        await self._caller.call(
+            "put_item", TableName=self._state, Item=item, estimated_wcu=codec.write_units(item)
+        )
+
+    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
+        validate_name(reminder_id, "reminder id")
+        result = await self._caller.call(
+            "get_item",
+            TableName=self._state,
+            Key=codec.reminder_key(reminder_id),
+            ConsistentRead=True,
+        )
+        item = result.get("Item")
+        return codec.reminder_from_item(item) if item else None
+
+    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
+        kwargs: dict[str, Any] = {
+            "TableName": self._state,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": _PK,
+            "ExpressionAttributeValues": {":pk": codec.s(codec.REMINDER_PK)},
+            "ConsistentRead": True,
+        }
+        found: list[ReminderRecord] = []
+        while True:
+            page = await self._caller.call("query", **kwargs)
+            found.extend(codec.reminder_from_item(i) for i in page.get("Items", []))
+            if not page.get("LastEvaluatedKey"):
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        if active_only:
+            found = [r for r in found if r.status == "active"]
+        return sorted(found, key=lambda r: (r.created_at, r.id))
+
+    async def delete_reminder(self, reminder_id: str) -> bool:
+        validate_name(reminder_id, "reminder id")
+        result = await self._caller.call(
+            "delete_item",
+            TableName=self._state,
+            Key=codec.reminder_key(reminder_id),
+            ReturnValues="ALL_OLD",
+            estimated_wcu=1.0,
+        )
+        return bool(result.get("Attributes"))
+
+    # -- idempotency -----------------------------------------------------------------------
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        validate_idempotency_key(key)
+        now = self._clock()
+        item = {
+            **codec.claim_key(hash_key(key)),
+            TTL_ATTRIBUTE: codec.n(math.ceil(now + ttl)),
+        }
+        try:
+            # TTL deletion is lazy (it can lag for days), so an expired record still in the
+            # table counts as free.
+            await self._caller.call(
+                "put_item",
+                TableName=self._state,
+                Item=item,
+                ConditionExpression=f"{_NOT_EXISTS} OR #x <= :now",
+                ExpressionAttributeNames={**_PK, "#x": TTL_ATTRIBUTE},
+                ExpressionAttributeValues={":now": codec.n(float(now))},
+                estimated_wcu=1.0,
+            )
+        except ConditionFailed:
+            return False
+        return True
+
+
+_LEASE_NAMES = {"#h": "leaseHolder", "#e": "leaseExpires"}

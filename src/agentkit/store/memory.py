@@ -1,0 +1,266 @@
+"""`MemoryStore`: the whole `Store` contract in one process's memory.
+
+For tests and for embedding; nothing survives the process. Safe to share between asyncio
+tasks and threads (each running its own event loop): one lock guards the state, and
+followers are woken by appends through `Notifier`, never by polling. Records and events
+are handed out as stored, not copied: treat them, and their `data`, as read-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from agentkit.errors import SessionExists, SessionNotFound
+from agentkit.events import Event, EventDraft, now_iso
+from agentkit.scheduling.records import ReminderRecord
+from agentkit.sessions import SessionRecord
+from agentkit.store._notify import Notifier
+from agentkit.store.base import Lease, Page
+from agentkit.store.ids import (
+    created_ms,
+    decode_cursor,
+    encode_cursor,
+    validate_idempotency_key,
+    validate_name,
+    validate_session_id,
+)
+
+Clock = Callable[[], float]
+
+
+@dataclass
+class _Session:
+    record: SessionRecord
+    events: list[Event] = field(default_factory=list)
+    lease: Lease | None = None
+    interrupt: bool = False
+
+
+class MemoryStore:
+    """An in-process `Store`. `clock` (epoch seconds) drives leases and idempotency expiry."""
+
+    def __init__(self, *, clock: Clock = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._sessions: dict[str, _Session] = {}
+        self._keys: dict[tuple[str, str], str] = {}
+        self._reminders: dict[str, ReminderRecord] = {}
+        self._claims: dict[str, float] = {}
+        self._notifier = Notifier()
+
+    # sessions
+
+    async def create_session(self, record: SessionRecord) -> None:
+        validate_session_id(record.id)
+        with self._lock:
+            if record.id in self._sessions:
+                raise SessionExists(record.id)
+            self._sessions[record.id] = _Session(record)
+            if record.continuation_key is not None:
+                self._keys[(record.channel_id, record.continuation_key)] = record.id
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            return found.record if found else None
+
+    async def list_sessions(
+        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+    ) -> Page:
+        after = decode_cursor(cursor) if cursor is not None else None
+        limit = max(1, limit)
+        with self._lock:
+            records = [
+                s.record
+                for s in self._sessions.values()
+                if principal is None or s.record.principal == principal
+            ]
+        keyed = sorted(((created_ms(r.created_at), r.id), r) for r in records)
+        keyed.reverse()
+        if after is not None:
+            keyed = [(k, r) for k, r in keyed if k < after]
+        page = keyed[:limit]
+        next_cursor = None
+        if len(keyed) > limit:
+            last_key = page[-1][0]
+            next_cursor = encode_cursor(*last_key)
+        return Page(items=[r for _, r in page], cursor=next_cursor)
+
+    async def find_session(self, channel_id: str, continuation_key: str) -> SessionRecord | None:
+        with self._lock:
+            session_id = self._keys.get((channel_id, continuation_key))
+            found = self._sessions.get(session_id) if session_id else None
+            return found.record if found else None
+
+    async def touch_session(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._require(session_id)
+            found.record = replace(found.record, updated_at=now_iso())
+
+    async def delete_session(self, session_id: str) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.pop(session_id, None)
+            if found is None:
+                return False
+            key = found.record.continuation_key
+            if key is not None and self._keys.get((found.record.channel_id, key)) == session_id:
+                del self._keys[(found.record.channel_id, key)]
+        self._notifier.notify(session_id)
+        return True
+
+    async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None or found.record.token_hash != expected_hash:
+                return False
+            found.record = found.record.with_token_hash(new_hash)
+            return True
+
+    # events
+
+    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._require(session_id)
+            start = len(found.events)
+            recorded = [
+                Event.from_draft(d, session_id=session_id, index=start + i)
+                for i, d in enumerate(drafts)
+            ]
+            found.events.extend(recorded)
+        if recorded:
+            self._notifier.notify(session_id)
+        return recorded
+
+    async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
+        validate_session_id(session_id)
+        start = max(0, start)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is None:
+                return []
+            end = None if limit is None else start + max(0, limit)
+            return found.events[start:end]
+
+    async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
+        validate_session_id(session_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        while True:
+            with self._notifier.register(session_id) as waiter:
+                events = await self.read(session_id, start)
+                remaining = deadline - loop.time()
+                if events or remaining <= 0 or session_id not in self._sessions:
+                    return events
+                await waiter.wait(remaining)
+
+    async def next_index(self, session_id: str) -> int:
+        validate_session_id(session_id)
+        with self._lock:
+            return len(self._require(session_id).events)
+
+    # turn lease and interrupts
+
+    async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._require(session_id)
+            now = self._clock()
+            lease = found.lease
+            if lease is not None and lease.holder != holder and lease.expires_at > now:
+                return False
+            found.lease = Lease(holder=holder, expires_at=now + ttl)
+            return True
+
+    async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._require(session_id)
+            now = self._clock()
+            lease = found.lease
+            if lease is None or lease.holder != holder or lease.expires_at <= now:
+                return False
+            found.lease = Lease(holder=holder, expires_at=now + ttl)
+            return True
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            if found is not None and found.lease is not None and found.lease.holder == holder:
+                found.lease = None
+
+    async def get_lease(self, session_id: str) -> Lease | None:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            lease = found.lease if found else None
+            if lease is None or lease.expires_at <= self._clock():
+                return None
+            return lease
+
+    async def set_interrupt(self, session_id: str, requested: bool) -> None:
+        validate_session_id(session_id)
+        with self._lock:
+            self._require(session_id).interrupt = requested
+
+    async def interrupt_requested(self, session_id: str) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._sessions.get(session_id)
+            return bool(found and found.interrupt)
+
+    # reminders
+
+    async def put_reminder(self, reminder: ReminderRecord) -> None:
+        validate_name(reminder.id, "reminder id")
+        with self._lock:
+            self._reminders[reminder.id] = reminder
+
+    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
+        validate_name(reminder_id, "reminder id")
+        with self._lock:
+            return self._reminders.get(reminder_id)
+
+    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
+        with self._lock:
+            found = list(self._reminders.values())
+        if active_only:
+            found = [r for r in found if r.status == "active"]
+        return sorted(found, key=lambda r: (r.created_at, r.id))
+
+    async def delete_reminder(self, reminder_id: str) -> bool:
+        validate_name(reminder_id, "reminder id")
+        with self._lock:
+            return self._reminders.pop(reminder_id, None) is not None
+
+    # idempotency
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        validate_idempotency_key(key)
+        with self._lock:
+            now = self._clock()
+            expires = self._claims.get(key)
+            if expires is not None and expires > now:
+                return False
+            if len(self._claims) > 10_000:
+                self._claims = {k: e for k, e in self._claims.items() if e > now}
+            self._claims[key] = now + ttl
+            return True
+
+    async def close(self) -> None:
+        return None
+
+    def _require(self, session_id: str) -> _Session:
+        found = self._sessions.get(session_id)
+        if found is None:
+            raise SessionNotFound(session_id)
+        return found

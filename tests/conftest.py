@@ -1,0 +1,29 @@
+"""Shared test setup. Fixture plugins live in tests/fixtures/ (one module per concern)."""
+
+from __future__ import annotations
+
+import os
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+# Tests never call a real model provider or a real AWS account.
+os.environ.setdefault("AGENTKIT_MODEL", "test")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_PROFILE"):
+    os.environ.pop(_var, None)
+
+pytest_plugins = [
+    f"tests.fixtures.{m.name}"
+    for m in pkgutil.iter_modules([str(Path(__file__).parent / "fixtures")])
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT

@@ -1,0 +1,367 @@
+"""Every diagnostic code: each small project tree produces exactly the expected finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentkit.project.bundle import AgentBundle
+from agentkit.project.diagnostics import CODES
+from tests.fixtures.project_tree import ProjectTree, write_tree
+
+SUBAGENT_OK = "from agentkit import define_agent\nagent = define_agent(description='d')\n"
+TOOL = """
+from agentkit import define_tool
+
+@define_tool(description="A tool.", input_schema={{"type": "object"}})
+def {name}(input, ctx):
+    return 1
+"""
+
+CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
+    # id: (files on top of the minimal project, expected code, expected path)
+    "no instructions": (
+        {"agent/instructions.md": None, "agent/lib/util.py": "X = 1\n"},  # type: ignore[dict-item]
+        "instructions.missing",
+        "agent/instructions.md",
+    ),
+    "two instruction forms": (
+        {"agent/instructions/a.md": "A"},
+        "instructions.conflict",
+        "agent",
+    ),
+    "empty instructions": (
+        {"agent/instructions.md": "\n"},
+        "instructions.empty",
+        "agent/instructions.md",
+    ),
+    "tool file defines nothing": (
+        {"agent/tools/helper.py": "def helper():\n    pass\n"},
+        "definition.none",
+        "agent/tools/helper.py",
+    ),
+    "tool file defines two tools": (
+        {"agent/tools/two.py": TOOL.format(name="a") + TOOL.format(name="b")},
+        "definition.multiple",
+        "agent/tools/two.py",
+    ),
+    "hook file defines nothing": (
+        {"agent/hooks/h.py": "X = 1\n"},
+        "definition.none",
+        "agent/hooks/h.py",
+    ),
+    "syntax error": (
+        {"agent/tools/broken.py": "def broken(:\n"},
+        "import.failed",
+        "agent/tools/broken.py",
+    ),
+    "import error": (
+        {"agent/tools/missing.py": "import not_a_real_module_xyz\n"},
+        "import.failed",
+        "agent/tools/missing.py",
+    ),
+    "exception at import": (
+        {"agent/channels/boom.py": "raise RuntimeError('boom at import')\n"},
+        "import.failed",
+        "agent/channels/boom.py",
+    ),
+    "sys.exit at import": (
+        {"agent/hooks/leave.py": "import sys\nsys.exit(3)\n"},
+        "import.failed",
+        "agent/hooks/leave.py",
+    ),
+    "define_* raising at import": (
+        {
+            "agent/schedules/bad.py": (
+                "from agentkit import define_schedule\ns = define_schedule(cron='* * * * *')\n"
+            )
+        },
+        "import.failed",
+        "agent/schedules/bad.py",
+    ),
+    "invalid cron in markdown": (
+        {"agent/schedules/x.md": "---\ncron: '61 * * * *'\n---\nGo.\n"},
+        "schedule.invalid_cron",
+        "agent/schedules/x.md",
+    ),
+    "six-field cron": (
+        {"agent/schedules/x.md": "---\ncron: '0 0 9 * * 1'\n---\nGo.\n"},
+        "schedule.invalid_cron",
+        "agent/schedules/x.md",
+    ),
+    "markdown schedule without cron": (
+        {"agent/schedules/x.md": "Go.\n"},
+        "schedule.invalid_cron",
+        "agent/schedules/x.md",
+    ),
+    "invalid cron in handler": (
+        {
+            "agent/schedules/y.py": (
+                "from agentkit import define_schedule\n"
+                "s = define_schedule(cron='every day', run=print)\n"
+            )
+        },
+        "schedule.invalid_cron",
+        "agent/schedules/y.py",
+    ),
+    "empty markdown schedule": (
+        {"agent/schedules/x.md": "---\ncron: '0 9 * * *'\n---\n"},
+        "schedule.empty_prompt",
+        "agent/schedules/x.md",
+    ),
+    "skill directory without description": (
+        {"agent/skills/s/SKILL.md": "# Steps\n"},
+        "skill.missing_description",
+        "agent/skills/s/SKILL.md",
+    ),
+    "skill directory without SKILL.md": (
+        {"agent/skills/s/notes.md": "x"},
+        "skill.missing_file",
+        "agent/skills/s",
+    ),
+    "empty flat skill": (
+        {"agent/skills/s.md": ""},
+        "skill.missing_description",
+        "agent/skills/s.md",
+    ),
+    "malformed frontmatter yaml": (
+        {"agent/skills/s.md": "---\ndescription: [unclosed\n---\nBody\n"},
+        "frontmatter.malformed",
+        "agent/skills/s.md",
+    ),
+    "unclosed frontmatter": (
+        {"agent/schedules/x.md": "---\ncron: '0 9 * * *'\nGo.\n"},
+        "frontmatter.malformed",
+        "agent/schedules/x.md",
+    ),
+    "frontmatter that is not a mapping": (
+        {"agent/skills/s.md": "---\n- a\n- b\n---\nBody\n"},
+        "frontmatter.malformed",
+        "agent/skills/s.md",
+    ),
+    "tool named like a built-in": (
+        {"agent/tools/load_skill.py": TOOL.format(name="load_skill")},
+        "tool.reserved_name",
+        "agent/tools/load_skill.py",
+    ),
+    "tool named task": (
+        {"agent/tools/task.py": TOOL.format(name="task")},
+        "tool.reserved_name",
+        "agent/tools/task.py",
+    ),
+    "two tools differing only by case": (
+        {
+            "agent/tools/Search.py": TOOL.format(name="Search"),
+            "agent/tools/search.py": TOOL.format(name="search"),
+        },
+        "tool.duplicate",
+        "agent/tools/search.py",
+    ),
+    "invalid tool name": (
+        {"agent/tools/get weather.py": TOOL.format(name="get_weather")},
+        "name.invalid",
+        "agent/tools/get weather.py",
+    ),
+    "invalid root model": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(model='gpt-4o')\n"
+            )
+        },
+        "model.invalid",
+        "agent/agent.py",
+    ),
+    "unknown provider": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(model='acme:x')\n"
+            )
+        },
+        "model.invalid",
+        "agent/agent.py",
+    ),
+    "invalid subagent model": (
+        {
+            "agent/subagents/r/agent.py": (
+                "from agentkit import define_agent\n"
+                "agent = define_agent(description='d', model='bedrock:')\n"
+            ),
+            "agent/subagents/r/instructions.md": "i",
+        },
+        "model.invalid",
+        "agent/subagents/r/agent.py",
+    ),
+    "invalid A/B variant model": (
+        {
+            "agent/ab.py": (
+                "from agentkit import define_ab\n"
+                "ab = define_ab(variants={'a': {}, 'b': {'model': 'nope'}})\n"
+            )
+        },
+        "model.invalid",
+        "agent/ab.py",
+    ),
+    "subagent without description": (
+        {
+            "agent/subagents/r/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent()\n"
+            )
+        },
+        "subagent.missing_description",
+        "agent/subagents/r/agent.py",
+    ),
+    "subagent without agent.py": (
+        {"agent/subagents/r/instructions.md": "i"},
+        "subagent.missing_description",
+        "agent/subagents/r/agent.py",
+    ),
+    "subagent without instructions": (
+        {"agent/subagents/r/agent.py": SUBAGENT_OK},
+        "subagent.missing_instructions",
+        "agent/subagents/r",
+    ),
+    "nested subagents": (
+        {
+            "agent/subagents/r/agent.py": SUBAGENT_OK,
+            "agent/subagents/r/instructions.md": "i",
+            "agent/subagents/r/subagents/deeper/agent.py": SUBAGENT_OK,
+        },
+        "subagent.nested",
+        "agent/subagents/r/subagents",
+    ),
+    "subagent private skills": (
+        {
+            "agent/subagents/r/agent.py": SUBAGENT_OK,
+            "agent/subagents/r/instructions.md": "i",
+            "agent/subagents/r/skills/x.md": "x",
+        },
+        "subagent.ignored_folder",
+        "agent/subagents/r/skills",
+    ),
+    "duplicate skill name across forms": (
+        {
+            "agent/skills/s.md": "---\ndescription: d\n---\n",
+            "agent/skills/s/SKILL.md": "---\ndescription: d\n---\n",
+        },
+        "name.duplicate",
+        "agent/skills/s.md",
+    ),
+    "duplicate A/B name": (
+        {
+            "agent/ab.py": (
+                "from agentkit import define_ab\n"
+                "ab = define_ab(name='x', variants={'a': {}, 'b': {}})\n"
+            ),
+            "agent/ab/x.py": (
+                "from agentkit import define_ab\nab = define_ab(variants={'a': {}, 'b': {}})\n"
+            ),
+        },
+        "name.duplicate",
+        "agent/ab/x.py",
+    ),
+    "duplicate schedule id": (
+        {
+            "agent/schedules/beat.md": "---\ncron: '0 9 * * *'\n---\nGo.\n",
+            "agent/schedules/beat.py": (
+                "from agentkit import define_schedule\n"
+                "s = define_schedule(cron='0 9 * * *', markdown='Go')\n"
+            ),
+        },
+        "name.duplicate",
+        "agent/schedules/beat.py",
+    ),
+    "stray file in tools": (
+        {"agent/tools/README.txt": "x"},
+        "file.ignored",
+        "agent/tools/README.txt",
+    ),
+    "unknown top-level entry": ({"agent/utils.py": "X = 1\n"}, "file.ignored", "agent/utils.py"),
+    "non-UTF-8 markdown": (
+        {"agent/skills/latin.md": "caf\xe9".encode("latin-1")},
+        "file.not_utf8",
+        "agent/skills/latin.md",
+    ),
+    "non-UTF-8 python": (
+        {"agent/tools/latin.py": b'X = "caf\xe9"\n'},
+        "import.failed",
+        "agent/tools/latin.py",
+    ),
+    "agent options that are not JSON": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(when=object())\n"
+            )
+        },
+        "agent.options_not_json",
+        "agent/agent.py",
+    ),
+    "evals without a config": (
+        {"evals/a.eval.py": "from agentkit import define_eval\ncase = define_eval(message='hi')\n"},
+        "evals.config_missing",
+        "evals",
+    ),
+}
+
+
+def _tree(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
+    tree: dict[str, str | bytes] = {"agent/instructions.md": "Be brief.\n"}
+    for rel, content in files.items():
+        if content is None:
+            tree.pop(rel, None)
+        else:
+            tree[rel] = content
+    return tree
+
+
+@pytest.mark.parametrize("case", sorted(CASES), ids=sorted(CASES))
+def test_each_mistake_gets_its_diagnostic(tmp_path: Path, case: str) -> None:
+    files, code, path = CASES[case]
+    root = write_tree(tmp_path / "proj", _tree(files))
+    manifest = AgentBundle.discover(root).manifest
+    found = [(d.code, d.path) for d in manifest.diagnostics]
+    assert (code, path) in found, found
+    diag = next(d for d in manifest.diagnostics if d.code == code)
+    assert diag.severity == CODES[code][0]
+    assert diag.message.strip()
+
+
+def test_every_code_is_exercised_here_or_in_its_own_test() -> None:
+    exercised = {code for _, code, _ in CASES.values()}
+    own_tests = {
+        "project.no_agent_dir",
+        "slug.invalid",
+        "path.outside_project",
+        "file.unreadable",
+        "file.too_large",
+    }
+    assert set(CODES) == exercised | own_tests
+
+
+def test_import_error_carries_the_traceback(project_tree: ProjectTree) -> None:
+    root = project_tree(
+        {"agent/tools/boom.py": "def f():\n    raise ValueError('bad config')\n\nf()\n"}
+    )
+    (diag,) = AgentBundle.discover(root).manifest.diagnostics
+    assert "ValueError: bad config" in diag.message
+    assert 'File "agent/tools/boom.py", line 2' in diag.message
+    assert str(root) not in diag.message  # no machine paths leak into the manifest
+
+
+@pytest.mark.parametrize("name", ["v1", "playground", "docs", "-dash", "has space"])
+def test_invalid_slug(tmp_path: Path, name: str) -> None:
+    root = write_tree(tmp_path / name, {"agent/instructions.md": "x"})
+    codes = [d.code for d in AgentBundle.discover(root).manifest.diagnostics]
+    assert codes == ["slug.invalid"]
+
+
+def test_missing_agent_folder(project_tree: ProjectTree) -> None:
+    root = project_tree({"README.md": "x"}, minimal=False)
+    m = AgentBundle.discover(root).manifest
+    assert [d.code for d in m.diagnostics] == ["project.no_agent_dir"]
+    assert m.has_errors
+
+
+def test_warnings_do_not_make_the_manifest_invalid(project_tree: ProjectTree) -> None:
+    m = AgentBundle.discover(project_tree({"agent/tools/notes.txt": "x"})).manifest
+    assert m.diagnostics and not m.has_errors

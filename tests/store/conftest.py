@@ -1,0 +1,79 @@
+"""One harness per store adapter, so the contract suite runs unchanged against each."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.sessions import SessionRecord, new_session_id
+from agentkit.store.base import Store
+from agentkit.store.memory import MemoryStore
+
+
+class FakeClock:
+    """Epoch seconds that only move when a test says so."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Harness:
+    """A store under test, its clock, and a way to open a second store on the same state."""
+
+    kind: str
+    store: Store
+    clock: FakeClock
+    _reopen: Callable[[], Store]
+    _opened: list[Store] = field(default_factory=list)
+
+    def reopen(self) -> Store:
+        """Another store over the same data (a restart, another process); memory: itself."""
+        other = self._reopen()
+        if other is not self.store:
+            self._opened.append(other)
+        return other
+
+    async def new_session(self, **fields: Any) -> SessionRecord:
+        record = SessionRecord(id=new_session_id(), **fields)
+        await self.store.create_session(record)
+        return record
+
+    async def aclose(self) -> None:
+        for other in self._opened:
+            await other.close()
+        await self.store.close()
+
+
+@pytest.fixture(params=["memory", "files", "dynamodb"])
+async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
+    clock = FakeClock()
+    kind = request.param
+    if kind == "memory":
+        memory = MemoryStore(clock=clock)
+        made = Harness(kind, memory, clock, lambda: memory)
+    elif kind == "files":
+        from agentkit.store.files import FileStore
+
+        root = tmp_path / "state"
+        made = Harness(
+            kind, FileStore(root, clock=clock), clock, lambda: FileStore(root, clock=clock)
+        )
+    else:
+        factory = request.getfixturevalue("dynamodb_store_factory")
+        first = factory(clock=clock)
+        made = Harness(kind, first, clock, lambda: factory(settings=first.settings, clock=clock))
+    try:
+        yield made
+    finally:
+        await made.aclose()
