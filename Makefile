@@ -13,8 +13,8 @@ $(BIN)/agentkit: pyproject.toml
 setup: $(BIN)/agentkit
 
 lint: setup
-	$(BIN)/ruff check src tests bench examples agent
-	$(BIN)/ruff format --check src tests bench examples agent
+	$(BIN)/ruff check src tests bench examples agent evals
+	$(BIN)/ruff format --check src tests bench examples agent evals
 
 typecheck: setup
 	$(BIN)/mypy
@@ -57,12 +57,16 @@ aws-lint: aws-tools
 # Uses the dev venv's agentkit (run `make setup` first); it never re-installs it.
 aws-build: aws-tools
 	@test -x "$(BIN)/agentkit" || { echo "aws-build: run 'make setup' first" >&2; exit 1; }
-	@PYDIR="$$(dirname "$$(pyenv which $(LAMBDA_PY) 2>/dev/null || command -v $(LAMBDA_PY) 2>/dev/null)")"; \
-	if [ -z "$$PYDIR" ] || [ "$$PYDIR" = "." ] || [ ! -x "$$PYDIR/$(LAMBDA_PY)" ]; then \
-	  echo "aws-build: $(LAMBDA_PY) not found (install it, e.g. 'pyenv install 3.12', or set LAMBDA_PY)" >&2; \
+	@V="$(LAMBDA_PY:python%=%)"; \
+	PV="$$(pyenv versions --bare 2>/dev/null | grep -E "^$${V}(\.|$$)" | tail -1)"; \
+	PYBIN="$$( { [ -n "$$PV" ] && PYENV_VERSION="$$PV" pyenv which $(LAMBDA_PY); } 2>/dev/null \
+	  || command -v $(LAMBDA_PY) 2>/dev/null)"; \
+	if [ -z "$$PYBIN" ] || ! "$$PYBIN" -c 'import sys' >/dev/null 2>&1; then \
+	  echo "aws-build: $(LAMBDA_PY) not found (install it, e.g. 'pyenv install $$V', or set LAMBDA_PY)" >&2; \
 	  exit 1; \
 	fi; \
-	PATH="$$PYDIR:$$PATH" LAYER_PIP="$(CURDIR)/$(BIN)/python -m pip" \
+	PYDIR="$$(dirname "$$PYBIN")"; \
+	PATH="$$PYDIR:$$PATH" LAYER_PIP="$(CURDIR)/$(BIN)/python -m pip" LAMBDA_PYTHON="$$PYBIN" \
 	  SAM_CLI_TELEMETRY=0 $(AWS_BIN)/sam build --region us-east-1
 
 aws-check: aws-lint aws-build
@@ -71,17 +75,22 @@ aws-check: aws-lint aws-build
 # ARTIFACTS_DIR is set by sam. `agentkit build` writes manifest.json and agent/ (and refuses
 # on error diagnostics); `agentkit.aws.check` refuses cron EventBridge cannot express. The
 # agentkit package itself is copied beside them; third-party code comes from the layer.
+# Everything is byte-compiled for the Lambda runtime's Python (the package is read-only
+# there, so uncompiled modules would be compiled again on every cold start).
 # AGENT_DIR is the project whose agent/ is deployed: the repository root when it has an
 # agent/ folder, else the weather example.
 AGENTKIT_PYTHON ?= $(CURDIR)/$(BIN)/python
 AGENTKIT_CLI ?= $(CURDIR)/$(BIN)/agentkit
 AGENT_DIR ?= $(if $(wildcard agent/.),.,examples/weather)
+LAMBDA_PYTHON ?= $(LAMBDA_PY)
 
 define AGENTKIT_FUNCTION_BUILD
 	"$(AGENTKIT_CLI)" build --dir "$(AGENT_DIR)" --out "$(ARTIFACTS_DIR)"
 	"$(AGENTKIT_PYTHON)" -m agentkit.aws.check "$(ARTIFACTS_DIR)/manifest.json"
-	cp -R src/agentkit "$(ARTIFACTS_DIR)/agentkit"
+	cp -RL src/agentkit "$(ARTIFACTS_DIR)/agentkit"
 	find "$(ARTIFACTS_DIR)/agentkit" -name '__pycache__' -type d -prune -exec rm -rf {} +
+	"$(LAMBDA_PYTHON)" -m compileall -q -j 0 --invalidation-mode unchecked-hash \
+	  "$(ARTIFACTS_DIR)/agentkit" "$(ARTIFACTS_DIR)/agent"
 endef
 
 build-ApiFunction:

@@ -56,8 +56,8 @@ TRANSLATIONS = [
     ("0 0 * JUN,DEC SAT", "cron(0 0 ? 6,12 7 *)"),
     # day-of-month with the day-of-week unrestricted, and the reverse
     ("0 12 15 * *", "cron(0 12 15 * ? *)"),
-    ("0 12 15 * */1", "cron(0 12 15 * ? *)"),
-    ("0 12 */1 * 3", "cron(0 12 ? * 4 *)"),
+    ("0 12 * * 3", "cron(0 12 ? * 4 *)"),
+    ("0 12 */1 * *", "cron(0 12 * * ? *)"),
     ("0 0 1-31 * 0-7", "cron(0 0 * * ? *)"),
     # whitespace and macros
     ("  0   9 *  * 1 ", "cron(0 9 ? * 2 *)"),
@@ -75,6 +75,8 @@ UNTRANSLATABLE = [
     ("0 0 */2 * 1", "restricts both day-of-month and day-of-week"),
     ("0 0 1 * 0-6", "lists every day-of-week explicitly"),
     ("0 0 1-31 * 1", "lists every day-of-month explicitly"),
+    ("0 12 15 * */1", "lists every day-of-week explicitly"),
+    ("0 12 */1 * 3", "lists every day-of-month explicitly"),
     # not 5-field cron
     ("0 0 * * * *", "has 6 fields"),
     ("0 0 * *", "has 4 fields"),
@@ -151,3 +153,48 @@ def test_at_expression_is_utc() -> None:
 def test_at_expression_rejects_naive_datetime() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         at_expression(datetime(2026, 3, 1))
+
+
+def _eb_values(field: str, low: int, high: int) -> set[int]:
+    if field in ("*", "?"):
+        return set(range(low, high + 1))
+    values: set[int] = set()
+    for item in field.split(","):
+        if "/" in item:
+            start, step = item.split("/")
+            values |= set(range(int(start), high + 1, int(step)))
+        elif "-" in item:
+            a, b = item.split("-")
+            values |= set(range(int(a), int(b) + 1))
+        else:
+            values.add(int(item))
+    return values
+
+
+@pytest.mark.parametrize(("cron", "expected"), TRANSLATIONS)
+def test_translation_fires_when_croniter_does(cron: str, expected: str) -> None:
+    """Read the EventBridge form back and compare it, day by day over a year, with what
+    croniter (the local scheduler) makes of the standard expression."""
+    from croniter import croniter
+
+    fields = expected.removeprefix("cron(").removesuffix(")").split(" ")
+    minutes = _eb_values(fields[0], 0, 59)
+    hours = _eb_values(fields[1], 0, 23)
+    doms = _eb_values(fields[2], 1, 31)
+    months = _eb_values(fields[3], 1, 12)
+    dows = {d - 1 for d in _eb_values(fields[4], 1, 7)}  # back to Sun=0
+    start = datetime(2027, 1, 1, tzinfo=UTC)
+    expected_fires = []
+    day = start
+    while day < start + timedelta(days=400) and len(expected_fires) < 60:
+        weekday = (day.weekday() + 1) % 7
+        if day.month in months and day.day in doms and weekday in dows:
+            for h in sorted(hours):
+                for m in sorted(minutes):
+                    expected_fires.append(day.replace(hour=h, minute=m))
+        day += timedelta(days=1)
+    expected_fires = expected_fires[:60]
+    source = " ".join(cron.split()) if not cron.strip().startswith("@") else cron.strip()
+    it = croniter(source, start - timedelta(minutes=1))
+    actual = [it.get_next(datetime) for _ in range(len(expected_fires))]
+    assert actual == expected_fires

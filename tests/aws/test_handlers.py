@@ -113,3 +113,24 @@ def test_answering_a_request_loads_no_server_or_provider_sdk(tmp_path: Path) -> 
     assert out.returncode == 0, out.stderr[-2000:]
     assert "LOADED:\n" in out.stdout + "\n"
     assert [x for x in out.stdout.splitlines() if x.startswith("LOADED:")] == ["LOADED:"]
+
+
+def test_inline_dispatch_runs_the_turn_before_the_api_answers(aws_stack: Stack) -> None:
+    """`sam local` has no async invoke: AGENTKIT_DISPATCH=inline runs the turn in place."""
+    from dataclasses import replace
+
+    from agentkit.aws.handlers import _common
+    from agentkit.aws.host import AwsHost
+
+    script(aws_stack, Step.text("inline"))
+    inline = AwsHost(
+        replace(aws_stack.settings, dispatch="inline"),
+        bundle=aws_stack.host.bundle,
+        clients=aws_stack.host.client,
+        runtime_options={"model_resolver": lambda _id: aws_stack.model},
+    )
+    _common.use_host(inline)
+    api.reset()
+    body = json.loads(api.handler(load_event("api/create-session.json"), FakeContext())["body"])
+    events = _common.run(inline.store.read(body["sessionId"]))
+    assert "turn.completed" in [e.type for e in events]

@@ -135,12 +135,17 @@ async def test_recurring_reminders_use_rate_and_cron(
     aws_stack: Stack, timer: EventBridgeTimer
 ) -> None:
     now = datetime.now(UTC)
-    await timer.arm(reminder_key("rem_every"), now, recurrence=Recurrence("every", "30m"))
+    first = now + timedelta(minutes=30)
+    await timer.arm(reminder_key("rem_every"), first, recurrence=Recurrence("every", "30m"))
     await timer.arm(reminder_key("rem_cron"), now, recurrence=Recurrence("cron", "0 9 * * 1-5"))
     held = schedules_in(aws_stack)
     assert held["reminder-rem_every"]["ScheduleExpression"] == "rate(30 minutes)"
     assert held["reminder-rem_cron"]["ScheduleExpression"] == "cron(0 9 ? * 2-6 *)"
     assert held["reminder-rem_every"].get("ActionAfterCompletion") in (None, "NONE")
+    assert (
+        held["reminder-rem_every"]["StartDate"] == first.replace(microsecond=0)
+        or abs((held["reminder-rem_every"]["StartDate"] - first).total_seconds()) < 1
+    )
 
 
 async def test_rearming_a_recurring_reminder_keeps_its_schedule(

@@ -155,3 +155,65 @@ async def test_each_call_gets_its_own_working_folder(tmp_path: Path) -> None:
     assert paths[0].parent == tmp_path / "tool-calls" / "c1"
     assert paths[1].parent.parent == tmp_path / "tool-calls"  # hashed, never climbs out
     assert all(p.read_text() == "x" for p in paths)
+
+
+AGENT_TOOLS = """
+import sys, time
+from pydantic import BaseModel
+from agentkit import define_tool
+
+class In(BaseModel):
+    n: int
+
+@define_tool(description="slow", execution="agent")
+def slow(input: In, ctx) -> int:
+    time.sleep(input.n)
+    return input.n
+
+@define_tool(description="fails", execution="agent")
+def fails(input: In, ctx) -> int:
+    raise ValueError(f"bad n {input.n}")
+
+@define_tool(description="dies", execution="agent")
+def dies(input: In, ctx) -> int:
+    print("about to die", file=sys.stderr)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "arguments", "timeout", "expected"),
+    [
+        ("slow", {"n": 0}, 10, (False, 0, None)),
+        ("slow", {"n": 5}, 0.5, (True, None, "agent tool timed out after 0.5s")),
+        ("fails", {"n": 7}, 10, (True, None, "ValueError: bad n 7")),
+        ("slow", {"n": "x"}, 10, (True, None, "invalid tool input")),
+        ("dies", {"n": 1}, 10, (True, None, "exited with code 3 and no result: about to die")),
+    ],
+)
+async def test_agent_tool_subprocess_outcomes(
+    tmp_path: Path, attribute: str, arguments: dict, timeout: float, expected: tuple
+) -> None:
+    from agentkit.engine.agent_tool import run_agent_tool
+
+    (tmp_path / "agent" / "tools").mkdir(parents=True)
+    (tmp_path / "agent" / "tools" / "things.py").write_text(AGENT_TOOLS)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    out = await run_agent_tool(
+        "agent.tools.things",
+        attribute,
+        "agent/tools/things.py",
+        arguments,
+        workspace=workspace,
+        project_root=tmp_path,
+        timeout=timeout,
+        call_id="c1",
+    )
+    is_error, result, error = expected
+    assert out.is_error is is_error
+    assert out.result == result
+    if error is None:
+        assert out.error is None
+    else:
+        assert out.error is not None and error in out.error

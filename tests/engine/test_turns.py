@@ -365,3 +365,15 @@ async def test_a_stop_while_tools_run_does_not_park_the_approval(env: Env) -> No
     assert d1.data["isError"] and d1.data["error"] == "turn interrupted"
     assert [e.type for e in events[-2:]] == ["turn.failed", "session.waiting"]
     assert await rt.approvals(acc.session_id, principal=ALICE) == []
+
+
+async def test_a_slow_model_still_shows_the_step_at_once(env: Env) -> None:
+    rt = env.runtime([Step.of(delay(0.5), *text("late"))])
+    acc = await rt.start_session("slow", principal=ALICE)
+    seen: list[str] = []
+    while "step.started" not in seen:
+        batch = await rt.store.follow(acc.session_id, len(seen), timeout=2)
+        assert batch, "step.started never showed up"
+        seen += [e.type for e in batch]
+    assert seen[-2:] == ["turn.started", "step.started"]  # before the model said anything
+    await settle(rt)

@@ -71,9 +71,7 @@ def test_the_packaged_docs_match_the_repository(repo_root: Path) -> None:
     packaged = docs_site.PACKAGED
     copied = {p.name: p.read_bytes() for p in packaged.glob("*.md")}
     expected = {p.name: p.read_bytes() for p in source}
-    assert copied == expected, (
-        "the docs shipped in the package are stale: run `python -m agentkit.server.docs_site`"
-    )
+    assert copied == expected, "the docs the package serves are not the repository's docs/"
 
 
 def test_log_buffer_serves_lines_after_a_cursor() -> None:

@@ -442,3 +442,25 @@ async def test_a_put_whose_reply_was_lost_is_not_written_twice(
     finally:
         client.close()
         proxy.close()
+
+
+async def test_an_empty_principal_round_trips_though_index_keys_cannot_be_empty(
+    dynamodb_store_factory: Factory,
+) -> None:
+    store = dynamodb_store_factory()
+    record = await new_session(store, principal="")
+
+    assert await store.get_session(record.id) == record
+    assert (await store.list_sessions("")).items == []
+    assert [r.id for r in (await store.list_sessions(None)).items] == [record.id]
+
+
+async def test_a_large_event_for_an_unknown_session_writes_nothing(
+    dynamodb_store_factory: Factory, dynamodb_client: Any
+) -> None:
+    store = dynamodb_store_factory()
+
+    with pytest.raises(SessionNotFound):
+        await store.append(new_session_id(), [EventDraft("action.result", {"r": "x" * 500_000})])
+
+    assert dynamodb_client.scan(TableName=store.settings.events_table)["Items"] == []

@@ -180,14 +180,15 @@ async def test_a_batch_cut_short_by_a_crash_disappears_whole(tmp_path: Path) -> 
     assert [e.data["text"] for e in await FileStore(root).read(record.id)] == ["a", "c"]
 
 
-async def test_a_writer_killed_mid_write_leaves_a_well_formed_stream(store: FileStore) -> None:
+async def test_a_writer_killed_while_appending_leaves_a_well_formed_stream(
+    store: FileStore,
+) -> None:
     record = await new_session(store)
     events_file = store.events_path(record.id)
     ctx = multiprocessing.get_context("spawn")
-    proc = ctx.Process(target=append_forever, args=(str(store.root), record.id, 300_000))
+    proc = ctx.Process(target=append_forever, args=(str(store.root), record.id, 50_000))
     proc.start()
-    follower_seen = await store.follow(record.id, 6, timeout=60)  # a few writes in
-    assert follower_seen
+    assert await store.follow(record.id, 20, timeout=60)  # some writes in
 
     proc.kill()
     await asyncio.to_thread(proc.join, 30)

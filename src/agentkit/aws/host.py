@@ -35,6 +35,21 @@ log = logging.getLogger("agentkit.aws.host")
 ClientFactory = Callable[[str], Any]
 
 
+class LazyClient:
+    """A boto3 client made on first use: building one loads its service model, which a
+    cold start should pay only when that service is actually called."""
+
+    def __init__(self, factory: ClientFactory, service: str) -> None:
+        self._factory = factory
+        self._service = service
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            self._client = self._factory(self._service)
+        return getattr(self._client, name)
+
+
 class LambdaDispatcher:
     """Hands a turn to TurnFunction with an asynchronous (`Event`) invocation."""
 
@@ -81,38 +96,6 @@ class MetricsFanout:
             self._sink(events)
 
 
-class _ReminderService:
-    """The runtime as the reminder service sees it, plus `deliver` by session id (an HTTP
-    conversation's token rotates, so a reminder can only name it by id). Uses the
-    runtime's own `deliver` when it has one."""
-
-    def __init__(self, runtime: Any) -> None:
-        self._runtime = runtime
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._runtime, name)
-
-    @property
-    def manifest(self) -> Any:
-        return self._runtime.manifest
-
-    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Any:
-        own = getattr(type(self._runtime), "deliver", None)
-        if own is not None:
-            return await self._runtime.deliver(session_id, message, source=source)
-        from agentkit.errors import Conflict, NotFound
-        from agentkit.sessions import Principal
-
-        record = await self._runtime.store.get_session(session_id)
-        if record is None:
-            raise NotFound(f"unknown session {session_id}")
-        if record.mode == "task":
-            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-        await self._runtime._settle(record)
-        principal = Principal(record.principal or f"reminder:{session_id}")
-        return await self._runtime._accept(record, message, principal, source, {})
-
-
 class AwsHost:
     """Compose the runtime over DynamoDB, Lambda and EventBridge Scheduler."""
 
@@ -142,7 +125,7 @@ class AwsHost:
             client=self._clients("dynamodb"),
         )
         self.timer = EventBridgeTimer(
-            self._clients("scheduler"),
+            LazyClient(self._clients, "scheduler"),
             group=settings.schedule_group,
             target_arn=settings.scheduler_target_arn,
             role_arn=settings.scheduler_role_arn,
@@ -156,7 +139,9 @@ class AwsHost:
             if settings.dispatch == "inline":
                 dispatcher = InlineDispatcher()
             else:
-                dispatcher = LambdaDispatcher(self._clients("lambda"), settings.turn_function)
+                dispatcher = LambdaDispatcher(
+                    LazyClient(self._clients, "lambda"), settings.turn_function
+                )
         if isinstance(dispatcher, InlineDispatcher):
             dispatcher.host = self
         self.dispatcher = dispatcher
@@ -169,7 +154,7 @@ class AwsHost:
             state_root=Path("/tmp/agentkit") / self.bundle.slug,
             **dict(runtime_options or {}),
         )
-        self.reminders.attach(service=_ReminderService(self.runtime), host=self.services)
+        self.reminders.attach(service=self.runtime, host=self.services)
         self.schedules = ScheduleDispatcher(
             self.runtime, definitions=self.bundle, host=self.services
         )
@@ -210,18 +195,6 @@ class AwsHost:
     async def run_turn(self, session_id: str, turn_id: str) -> None:
         """Run (or resume) one turn; a duplicate of a finished or running turn does nothing."""
         await self.runtime.run_turn(validate_session_id(session_id), turn_id)
-
-    async def recover_session(self, session_id: str) -> bool:
-        """Every open turn of a session whose lease has expired: ended as `turn.failed`, or
-        re-dispatched when it can resume (the runtime's own per-session recovery).
-        False when the session does not exist."""
-        from agentkit.engine.lifecycle import recover_session
-
-        record = await self.store.get_session(validate_session_id(session_id))
-        if record is None:
-            return False
-        await recover_session(self.runtime, record)
-        return True
 
     async def fail_lost_turn(self, session_id: str, turn_id: str, reason: str) -> bool:
         """TurnFunction gave up on `turn_id` (its retries ran out): unless the turn ended or

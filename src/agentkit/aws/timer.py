@@ -113,6 +113,9 @@ class EventBridgeTimer:
         }
         if recurrence is None:
             request["ActionAfterCompletion"] = "DELETE"
+        elif recurrence.kind == "every" and at > self._clock.now():
+            # rate() counts from StartDate: the first tick lands where the owner asked.
+            request["StartDate"] = at
         return request
 
     def _arm(self, key: str, at: datetime, recurrence: Recurrence | None) -> None:

@@ -160,13 +160,19 @@ class TurnRunner:
         self.state.steps += 1
         number = self.state.steps
         started = time.perf_counter()
-        self.queued.append(StepStarted(step=number))
+        if all(isinstance(p, TurnStarted) for p in self.queued):
+            # Nothing the model must see is waiting: record `step.started` lazily (see stream).
+            self.queued.append(StepStarted(step=number))
+        else:
+            # Tool results are waiting; the conversation is folded from recorded events.
+            await self.emit(StepStarted(step=number))
         request = ModelRequest(
             system=self.d.system,
             messages=fold_conversation(self.d.events),
             tools=[e.schema() for e in self.d.tools.values()],
         )
-        out = await self.stream(request, RecordingSink(self.emit))
+        sink = RecordingSink(self.emit)
+        out = await self.stream(request, sink)
         self.usage = self.usage + out.usage
         closing = sink.closing(out)
         done = StepCompleted(

@@ -21,11 +21,11 @@ from typing import Any, Protocol
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import arguments_digest, pending_approvals, was_resolved
-from agentkit.engine.builtins import BUILTIN_NAMES, system_prompt, tool_table
+from agentkit.engine.builtins import system_prompt, tool_table
 from agentkit.engine.direct import DirectCalls
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.fold import fold_turn
+from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN, abandon_parked, recover_all, settle
 from agentkit.engine.loop import TurnDeps, TurnRunner
 from agentkit.engine.recorder import Recorder
@@ -429,7 +429,7 @@ class AgentRuntime:
             await self.store.release_lease(session_id, holder)
 
     async def _drive(
-        self, record: SessionRecord, turn_id: str, state: Any, events: list[Event]
+        self, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
     ) -> None:
         recorder = self.recorder(record, turn_id)
         try:
@@ -506,4 +506,4 @@ def _received(
     )
 
 
-__all__ = ["BUILTIN_NAMES", "AgentRuntime", "Bundle", "ToolCallOutcome"]
+__all__ = ["AgentRuntime", "Bundle", "new_turn_id"]

@@ -106,7 +106,8 @@ class BedrockModel:
         """The boto3 client (built on first use, with botocore's retries off)."""
         if self._client is None:
             config = Config(retries={"total_max_attempts": 1, "mode": "standard"})
-            self._client = boto3.client("bedrock-runtime", config=config)
+            # A session of its own: the default session caches credentials it resolved once.
+            self._client = boto3.session.Session().client("bedrock-runtime", config=config)
         return self._client
 
     def params(self, request: ModelRequest) -> dict[str, Any]:

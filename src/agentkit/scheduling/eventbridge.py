@@ -104,11 +104,11 @@ def to_eventbridge_cron(expr: str) -> str:
     if dom_all and dow_all:
         day_fields = ("*", "?")
     elif dow_all:
-        if not parts[4].startswith("*"):
+        if parts[4] != "*":
             _reject_explicit_full(expr, "day-of-week")
         day_fields = (_render(dom, _DOM), "?")
     else:
-        if not parts[2].startswith("*"):
+        if parts[2] != "*":
             _reject_explicit_full(expr, "day-of-month")
         day_fields = ("?", _render_dow(dow))
     return (
@@ -118,11 +118,12 @@ def to_eventbridge_cron(expr: str) -> str:
 
 
 def _reject_explicit_full(expr: str, field: str) -> None:
-    # `0 0 1 * 0-6` is "the 1st OR any weekday" (every day) to Vixie cron and croniter, but
-    # "the 1st" to anyone reading it as AND; refuse rather than guess.
+    # `0 0 1 * 0-6` (or `*/1`) is "the 1st OR any weekday", so every day, to croniter (the
+    # local scheduler), but "the 1st" to Vixie cron and to anyone reading it as AND; refuse
+    # rather than deploy something that fires differently from `agentkit serve`.
     raise UntranslatableCron(
         f"cron {expr!r} lists every {field} explicitly while restricting the other day "
-        f"field; write the {field} as '*' to say what you mean"
+        f"field, which cron implementations read differently; write the {field} as '*'"
     )
 
 

@@ -1,17 +1,14 @@
 """The project's documentation (`docs/*.md`) served as a small static site at `/docs`.
 
-Pages are rendered from markdown once and cached. The source is the package's own copy
-(`agentkit/server/static/docs/`, shipped as package data) or, in a source checkout, the
-repository's `docs/` folder, which is newer. `python -m agentkit.server.docs_site` refreshes
-the packaged copy from the repository.
+Pages are rendered from markdown once and cached. `agentkit/server/static/docs` is a link to
+the repository's `docs/` folder, so a source checkout serves the docs as written and a built
+wheel ships a copy of them as package data: there is one copy to keep up to date.
 """
 
 from __future__ import annotations
 
 import html
 import re
-import shutil
-import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,8 +20,6 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from agentkit.errors import NotFound
 
 PACKAGED = Path(__file__).parent / "static" / "docs"
-_REPO = Path(__file__).resolve().parents[3]
-CHECKOUT = _REPO / "docs" if (_REPO / "pyproject.toml").is_file() else PACKAGED
 PAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,80}$")
 _MD_LINK = re.compile(r'href="(?!https?:|mailto:|#|/)([A-Za-z0-9_-]+)\.md(#[^"]*)?"')
 
@@ -40,10 +35,9 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.3rem .6rem}
 
 
 def docs_root() -> Path | None:
-    """Where the markdown lives: the checkout's docs/ when present, else the packaged copy."""
-    for candidate in (CHECKOUT, PACKAGED):
-        if candidate.is_dir() and any(candidate.glob("*.md")):
-            return candidate
+    """Where the markdown lives, or None when this install carries no docs."""
+    if PACKAGED.is_dir() and any(PACKAGED.glob("*.md")):
+        return PACKAGED
     return None
 
 
@@ -140,20 +134,3 @@ def docs_router(root: Path | None = None) -> APIRouter:
         return HTMLResponse(render_page(where, name))
 
     return router
-
-
-def sync(source: Path = CHECKOUT, dest: Path = PACKAGED) -> list[str]:
-    """Copy the repository's docs/*.md into the package; returns the copied names."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for stale in dest.glob("*.md"):
-        stale.unlink()
-    copied = []
-    for page in sorted(source.glob("*.md")):
-        shutil.copyfile(page, dest / page.name)
-        copied.append(page.name)
-    return copied
-
-
-if __name__ == "__main__":
-    names = sync()
-    print(f"copied {len(names)} page(s) into {PACKAGED}", file=sys.stderr)

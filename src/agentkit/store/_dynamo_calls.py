@@ -50,6 +50,14 @@ class TransactionCancelled(StoreError):
         """True when another transaction touched the items (worth retrying as is)."""
         return any(r.get("Code") == "TransactionConflict" for r in self.reasons)
 
+    @property
+    def retryable(self) -> bool:
+        """True when only conditions or conflicts cancelled it (not a malformed request)."""
+        return all(
+            r.get("Code") in (None, "None", "ConditionalCheckFailed", "TransactionConflict")
+            for r in self.reasons
+        )
+
     def failed_items(self) -> list[dict[str, Any] | None]:
         """The current items of the writes whose condition failed."""
         return [r.get("Item") for r in self.reasons if r.get("Code") == "ConditionalCheckFailed"]

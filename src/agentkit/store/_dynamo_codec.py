@@ -150,7 +150,9 @@ def session_to_item(record: SessionRecord) -> Item:
         LIST_SORT_ATTRIBUTE: s(list_sort(record)),
     }
     if record.principal is not None:
-        item[PRINCIPAL_ATTRIBUTE] = s(record.principal)
+        item["owner"] = s(record.principal)
+        if record.principal:  # an index key can't be empty: "" owns no listing
+            item[PRINCIPAL_ATTRIBUTE] = s(record.principal)
     if record.token_hash is not None:
         item["tokenHash"] = s(record.token_hash)
     if record.continuation_key is not None:
@@ -163,7 +165,7 @@ def session_from_item(item: Item) -> SessionRecord:
         "id": get_s(item, "sessionId"),
         "channelId": get_s(item, "channelId"),
         "mode": get_s(item, "mode"),
-        "principal": get_s(item, PRINCIPAL_ATTRIBUTE),
+        "principal": get_s(item, "owner"),
         "tokenHash": get_s(item, "tokenHash"),
         "continuationKey": get_s(item, "continuationKey"),
         "createdAt": get_s(item, "createdAt"),

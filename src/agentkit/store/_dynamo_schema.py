@@ -61,6 +61,7 @@ STATE_ATTRIBUTE_DEFINITIONS: list[dict[str, str]] = [
 # session item never write to the indexes.
 SESSION_RECORD_ATTRIBUTES: list[str] = [
     "sessionId",
+    "owner",
     "channelId",
     "mode",
     "tokenHash",

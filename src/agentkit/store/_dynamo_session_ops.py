@@ -144,6 +144,8 @@ class SessionOps:
         else:
             index, part_name, part_value = PRINCIPAL_INDEX, PRINCIPAL_ATTRIBUTE, principal
         limit = max(1, limit)
+        if part_value == "":
+            return Page()  # nobody is the empty principal (index keys can't be empty)
         kwargs: dict[str, Any] = {
             "TableName": self._state,
             "IndexName": index,

@@ -11,8 +11,9 @@ so the SAM template and `AwsHost` use them as they are)
       (ses_…, i)                     kind=deleted: a deleted session's fence and stubs
 
     state table    key (pk S, sk S), TTL on `expiresAt`
-      (ses_…, "session")             the SessionRecord's fields, plus leaseHolder,
-                                     leaseExpires and interrupt (not projected)
+      (ses_…, "session")             the SessionRecord's fields (principal as `owner`,
+                                     and as `principal` too, the index key), leaseHolder,
+                                     leaseExpires and interrupt (these three not projected)
       (ckey#<len>#<channel>#<key>, "ckey")   sessionId: a channel's continuation key
       ("reminder", <reminder id>)    record (JSON), status
       (claim#<sha256(key)>, "claim") expiresAt: one idempotency record
@@ -31,6 +32,10 @@ A batch is one TransactWriteItems of conditional puts, so it lands whole and con
 a batch over 100 events or 3.5 MB is split into several such transactions (each whole,
 but another writer may land between them). A single event costs one PutItem, one write
 unit per started KB; a batch costs the transactional two units per KB of each event.
+Within one store, appends to a session take turns (`_dynamo_gate`), so only separate
+processes ever race. Each append call stamps its items with a random `writer`: a put that
+landed but whose reply was lost, retried by botocore, then meets its own item and counts
+as written, never as a lost race (which would append the event twice).
 
 Large events. DynamoDB items stop at 400 KB. When an event's data JSON is larger than
 300 KB it is written first as 300 KB binary chunk items in a partition of its own, then
@@ -73,7 +78,6 @@ from agentkit.store._dynamo_calls import (
     ConditionFailed,
     TransactionCancelled,
     Usage,
-    call_sync,
 )
 from agentkit.store._dynamo_gate import Gates
 from agentkit.store._dynamo_schema import (
@@ -87,7 +91,6 @@ from agentkit.store._dynamo_schema import (
     EVENTS_STREAM_FILTER_PATTERN,
     EVENTS_STREAM_VIEW_TYPE,
     KIND_DELETED,
-    KIND_EVENT,
     PRINCIPAL_INDEX,
     STATE_ATTRIBUTE_DEFINITIONS,
     STATE_GLOBAL_SECONDARY_INDEXES,
@@ -99,6 +102,7 @@ from agentkit.store._dynamo_schema import (
     sessions_table_definition,
 )
 from agentkit.store._dynamo_session_ops import SessionOps
+from agentkit.store._dynamo_stream import chunk_query, read_stream_event
 from agentkit.store.ids import validate_session_id
 
 __all__ = [
@@ -144,43 +148,6 @@ def make_client(settings: DynamoDBSettings, *, max_attempts: int = 5) -> Any:
     return boto3.client(
         "dynamodb", region_name=settings.region, endpoint_url=settings.endpoint_url, config=config
     )
-
-
-def read_stream_event(client: Any, events_table: str, image: dict[str, Any]) -> Event | None:
-    """The event in a DynamoDB Streams `NewImage`, large ones reassembled; None otherwise.
-
-    For the stream consumer (a synchronous Lambda handler): `client` is a boto3 DynamoDB
-    client, `image` the record's `dynamodb.NewImage` in attribute-value form.
-    """
-    if codec.item_kind(image) != KIND_EVENT or codec.get_s(image, "type") is None:
-        return None
-    ref = codec.blob_ref(image)
-    if ref is None:
-        return codec.event_from_item(image)
-    part = codec.blob_partition(codec.get_s(image, EVENTS_PARTITION_KEY) or "", ref[0])
-    chunks: list[dict[str, Any]] = []
-    start: dict[str, Any] | None = None
-    while True:
-        kwargs = _chunk_query(events_table, part, start)
-        page = call_sync(client, "query", **kwargs)
-        chunks.extend(page.get("Items", []))
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            break
-    return codec.event_from_item(image, codec.join_chunks(image, chunks))
-
-
-def _chunk_query(table: str, part: str, start: dict[str, Any] | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {
-        "TableName": table,
-        "KeyConditionExpression": "#pk = :pk",
-        "ExpressionAttributeNames": _PK_NAME,
-        "ExpressionAttributeValues": {":pk": codec.s(part)},
-        "ConsistentRead": True,
-    }
-    if start:
-        kwargs["ExclusiveStartKey"] = start
-    return kwargs
 
 
 class DynamoDBStore(SessionOps):
@@ -229,6 +196,8 @@ class DynamoDBStore(SessionOps):
                 raise StoreError("an event needs a non-empty type")
         if not drafts:
             return []
+        if session_id not in self._next:  # unknown sessions fail before any chunk is written
+            self._next.setdefault(session_id, await self._end(session_id))
         prepared = [await self._prepare(session_id, d) for d in drafts]
         recorded: list[Event] = []
         async with self._gates.hold(session_id):
@@ -321,6 +290,8 @@ class DynamoDBStore(SessionOps):
         except ConditionFailed as lost:
             return [lost.item]
         except TransactionCancelled as cancelled:
+            if not cancelled.retryable:
+                raise
             return cancelled.failed_items() or [None]
         return None
 
@@ -387,7 +358,7 @@ class DynamoDBStore(SessionOps):
         if ref is None:
             return codec.event_from_item(item)
         part = codec.blob_partition(codec.get_s(item, EVENTS_PARTITION_KEY) or "", ref[0])
-        chunks = await self._query_all(_chunk_query(self._events, part, None))
+        chunks = await self._query_all(chunk_query(self._events, part, None))
         return codec.event_from_item(item, codec.join_chunks(item, chunks))
 
     async def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -468,7 +439,7 @@ class DynamoDBStore(SessionOps):
                 part = codec.blob_partition(session_id, ref[0])
                 for chunk in await self._query_all(
                     {
-                        **_chunk_query(self._events, part, None),
+                        **chunk_query(self._events, part, None),
                         "ProjectionExpression": "#pk, #sk",
                         "ExpressionAttributeNames": {**_PK_NAME, "#sk": EVENTS_SORT_KEY},
                     }
