@@ -349,11 +349,13 @@ CONTENDERS: list[tuple[str, Callable[[Path], Awaitable[Runner]]]] = [
 ]
 
 
-async def main(rounds: int, turns: int) -> None:
+async def main(rounds: int, turns: int, only: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         runners: dict[str, Runner] = {}
         for name, setup in CONTENDERS:
+            if only is not None and only not in name:
+                continue
             try:
                 runner = await setup(tmp)
                 await runner()  # warm up (imports, caches)
@@ -386,7 +388,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--only", help="run only the contenders whose name contains this")
     ns = parser.parse_args()
     PRECREATED = ns.rounds * ns.turns + 1
-    asyncio.run(main(ns.rounds, ns.turns))
+    asyncio.run(main(ns.rounds, ns.turns, ns.only))
     sys.exit(0)

@@ -47,8 +47,14 @@ class EventType(StrEnum):
 class Payload(BaseModel):
     """Base of the typed event payloads. Extra keys survive a round trip."""
 
+    # defer_build: each payload's validator is built on its first use, so a process that
+    # only ever meets a few event types (a cold start) does not build all of them.
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        frozen=True,
+        defer_build=True,
     )
     type: ClassVar[EventType]
 
@@ -253,9 +259,19 @@ PAYLOADS: dict[str, type[Payload]] = {
 P = TypeVar("P", bound=Payload)
 
 
+def iso_utc(moment: datetime) -> str:
+    """`moment` in UTC as ISO-8601 with milliseconds and a `Z` (a naive time is UTC).
+
+    The one timestamp form of events and stored records.
+    """
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def now_iso() -> str:
     """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_utc(datetime.now(UTC))
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from agentkit.authoring.contexts import HookContext, SessionInfo
 from agentkit.authoring.hooks import HookDefinition, HookHandler
 from agentkit.events import Event
-from agentkit.sessions import SessionRecord
+from agentkit.sessions import SessionRecord, conversation_key
 
 __all__ = [
     "HookFailure",
@@ -94,7 +94,7 @@ def session_info(record: SessionRecord) -> SessionInfo:
         channel_id=record.channel_id,
         mode=record.mode,
         principal=record.principal,
-        continuation_key=record.continuation_key,
+        continuation_key=conversation_key(record),
     )
 
 

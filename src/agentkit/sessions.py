@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
@@ -52,6 +52,34 @@ def token_matches(token: str, token_hash: str | None) -> bool:
     if token_hash is None:
         return False
     return hmac.compare_digest(hash_token(token), token_hash)
+
+
+# HTTP sessions have no channel key and their token rotates, so their conversation is named
+# by the session id. The prefix keeps it from being mistaken for a token: it is no credential
+# (an HTTP follow-up needs the current token), only a stable, host-internal name.
+HTTP_KEY_PREFIX = "session:"
+
+
+def conversation_key(record: SessionRecord) -> str | None:
+    """The stable key that names a session's conversation (`ctx.session.continuation_key`).
+
+    A channel's own key when it has one; for an HTTP session, `session:<id>`, which stays
+    the same across token rotation. None for a session that cannot be addressed again.
+    """
+    if record.continuation_key is not None:
+        return record.continuation_key
+    if record.channel_id == HTTP_CHANNEL:
+        return HTTP_KEY_PREFIX + record.id
+    return None
+
+
+def session_id_of_key(channel_id: str, key: str) -> str | None:
+    """The session id an HTTP conversation key names (`session:<id>`, or a bare id), else
+    None. Keys of other channels are looked up in the store instead."""
+    if channel_id != HTTP_CHANNEL:
+        return None
+    candidate = key.removeprefix(HTTP_KEY_PREFIX)
+    return candidate if SESSION_ID_RE.fullmatch(candidate) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +162,37 @@ def fold_status(events: Iterable[Event]) -> SessionStatus:
         elif t == EventType.SESSION_FAILED:
             status = SessionStatus.FAILED
     return status
+
+
+# After any of these the fold's state is the same whatever came before (idle, nothing
+# pending), so folding from the last one gives the status of the whole stream.
+_STATUS_RESETS = frozenset(
+    {EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.SESSION_WAITING}
+)
+
+
+async def fold_status_tail(
+    read: Callable[[int, int], Awaitable[list[Event]]], length: int, *, window: int = 16
+) -> SessionStatus:
+    """`fold_status` of a stream of `length` events, reading only its tail.
+
+    `read(start, limit)` returns events from `start`. Windows grow backwards from the end
+    until one holds a turn-ending event (or the stream's start is reached), so a settled
+    session costs one small read however long its history.
+    """
+    tail: list[Event] = []
+    end = max(0, length)
+    while True:
+        start = max(0, end - window)
+        chunk = await read(start, end - start) if end > start else []
+        tail = chunk + tail
+        for pos in range(len(chunk) - 1, -1, -1):
+            if chunk[pos].type in _STATUS_RESETS:
+                return fold_status(tail[pos:])
+        if start == 0:
+            return fold_status(tail)
+        end = start
+        window *= 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,8 +56,11 @@ def test_validate_json_lists_diagnostics(
     assert diag.code == "schedule.invalid_cron"
 
 
-def test_missing_dir_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--dir", str(tmp_path / "nope")]) == 2
+@pytest.mark.parametrize("command", ["validate", "info"])
+def test_missing_dir_is_a_usage_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--dir", str(tmp_path / "nope")]) == 2
     assert "is not a folder" in capsys.readouterr().err
 
 

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.models.common import SleepRecorder
 from tests.models.replay import ReplayServer
 
 
@@ -14,16 +15,6 @@ def server() -> Iterator[ReplayServer]:
         yield replay
     finally:
         replay.stop()
-
-
-class SleepRecorder:
-    """An injectable sleep that records the delays instead of waiting."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 @pytest.fixture

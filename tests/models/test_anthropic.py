@@ -19,31 +19,23 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
     ToolResultMessage,
-    ToolSchema,
     UserMessage,
 )
+from tests.models.common import WEATHER, SleepRecorder, ask, retry_policy
 from tests.models.replay import ReplayServer, collect, json_reply, sse
 
-WEATHER = ToolSchema(
-    "get_weather",
-    "Get the weather for a city.",
-    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
-
-def model(server: ReplayServer, sleeps: object = None, **kwargs: object) -> AnthropicModel:
+def model(
+    server: ReplayServer, sleeps: SleepRecorder | None = None, **kwargs: object
+) -> AnthropicModel:
     client = anthropic.AsyncAnthropic(api_key="sk-ant-test", base_url=server.url, max_retries=0)
-    retry = RetryPolicy(sleep=sleeps) if sleeps is not None else RetryPolicy()  # type: ignore[arg-type]
+    retry = retry_policy(sleeps)
     return AnthropicModel("claude-sonnet-4-5", client=client, retry=retry, **kwargs)  # type: ignore[arg-type]
 
 
 def key_sent(headers: dict[str, str]) -> str:
     # SDK versions differ on the header that carries the key.
     return headers.get("x-api-key") or headers.get("authorization", "")
-
-
-def ask(text: str = "Hi", **kwargs: object) -> ModelRequest:
-    return ModelRequest(system="Be brief.", messages=[UserMessage(text)], **kwargs)  # type: ignore[arg-type]
 
 
 async def test_text_and_thinking_stream_as_deltas_with_the_signature_at_block_end(server):

@@ -14,7 +14,6 @@ from botocore.config import Config
 from agentkit.errors import ModelError
 from agentkit.events import Usage
 from agentkit.models import resolve_model
-from agentkit.models._retry import RetryPolicy
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -24,10 +23,10 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
     ToolResultMessage,
-    ToolSchema,
     UserMessage,
 )
 from agentkit.models.bedrock import BedrockModel
+from tests.models.common import WEATHER, SleepRecorder, ask, retry_policy
 from tests.models.replay import (
     ReplayServer,
     Reply,
@@ -39,14 +38,11 @@ from tests.models.replay import (
 )
 
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-WEATHER = ToolSchema(
-    "get_weather",
-    "Get the weather for a city.",
-    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
 
-def model(server: ReplayServer, sleeps: object = None, **kwargs: object) -> BedrockModel:
+def model(
+    server: ReplayServer, sleeps: SleepRecorder | None = None, **kwargs: object
+) -> BedrockModel:
     client = boto3.client(
         "bedrock-runtime",
         endpoint_url=server.url,
@@ -55,12 +51,8 @@ def model(server: ReplayServer, sleeps: object = None, **kwargs: object) -> Bedr
         aws_secret_access_key="testing",
         config=Config(retries={"total_max_attempts": 1}),
     )
-    retry = RetryPolicy(sleep=sleeps) if sleeps is not None else RetryPolicy()  # type: ignore[arg-type]
+    retry = retry_policy(sleeps)
     return BedrockModel(MODEL_ID, client=client, retry=retry, **kwargs)  # type: ignore[arg-type]
-
-
-def ask(text: str = "Hi", **kwargs: object) -> ModelRequest:
-    return ModelRequest(system="Be brief.", messages=[UserMessage(text)], **kwargs)  # type: ignore[arg-type]
 
 
 def aws_error(status: int, code: str, message: str):

@@ -8,7 +8,6 @@ import pytest
 from agentkit.errors import ModelError
 from agentkit.events import Usage
 from agentkit.models import resolve_model
-from agentkit.models._retry import RetryPolicy
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -18,17 +17,11 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
     ToolResultMessage,
-    ToolSchema,
     UserMessage,
 )
 from agentkit.models.openai import OpenAIModel
+from tests.models.common import WEATHER, SleepRecorder, ask, retry_policy
 from tests.models.replay import ReplayServer, collect, json_reply, sse
-
-WEATHER = ToolSchema(
-    "get_weather",
-    "Get the weather for a city.",
-    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 
 
 @pytest.fixture
@@ -39,13 +32,9 @@ def env(server: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> ReplayServer:
     return server
 
 
-def model(sleeps: object = None) -> OpenAIModel:
-    retry = RetryPolicy(sleep=sleeps) if sleeps is not None else RetryPolicy()  # type: ignore[arg-type]
+def model(sleeps: SleepRecorder | None = None) -> OpenAIModel:
+    retry = retry_policy(sleeps)
     return OpenAIModel("gpt-4o", retry=retry)
-
-
-def ask(text: str = "Hi", **kwargs: object) -> ModelRequest:
-    return ModelRequest(system="Be brief.", messages=[UserMessage(text)], **kwargs)  # type: ignore[arg-type]
 
 
 async def test_text_streams_as_deltas_and_usage_splits_out_cached_tokens(env):

@@ -107,6 +107,14 @@ def test_a_city_field_takes_the_place_named_in_the_message():
     assert args["city"] == "New York"
 
 
+@pytest.mark.parametrize(
+    ("message", "city"),
+    [("Weather in Lisbon?", "Lisbon"), ("Compare Paris and Berlin", "Paris")],
+)
+def test_a_word_capitalised_only_by_the_sentence_start_is_the_last_choice(message, city):
+    assert example_arguments(Weather.model_json_schema(), message)["city"] == city
+
+
 def test_an_enum_value_named_in_the_message_is_chosen():
     args = example_arguments(Weather.model_json_schema(), "Weather in Oslo in fahrenheit please")
     assert args["unit"] == "fahrenheit"

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from agentkit.scheduling.cron import next_fire, parse_duration, parse_instant, validate_cron
+from agentkit.scheduling.cron import (
+    format_instant,
+    next_fire,
+    parse_duration,
+    parse_instant,
+    validate_cron,
+)
 
 MONDAY = datetime(2030, 1, 7, tzinfo=UTC)  # 2030-01-07 is a Monday
 
@@ -91,3 +97,9 @@ def test_bad_durations_are_a_clear_error(text: object) -> None:
 
 def test_instants_parse_from_iso_text_with_z() -> None:
     assert parse_instant("2030-01-07T09:00Z") == datetime(2030, 1, 7, 9, tzinfo=UTC)
+
+
+def test_instants_format_as_utc_with_milliseconds_and_z() -> None:
+    paris = timezone(timedelta(hours=1))
+    assert format_instant(datetime(2030, 1, 7, 10, 30, tzinfo=paris)) == "2030-01-07T09:30:00.000Z"
+    assert format_instant(datetime(2030, 1, 7, 9, 30, 0, 250_000)) == "2030-01-07T09:30:00.250Z"

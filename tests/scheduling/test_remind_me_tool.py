@@ -54,7 +54,9 @@ async def test_remind_me_wakes_the_same_conversation_after_the_delay(tool_rig: R
 
 async def test_remind_me_refuses_a_session_without_a_continuation_key(tool_rig: Rig) -> None:
     rig = tool_rig
-    accepted = await rig.runtime.start_session("Hello.", principal=BOB)
+    # A channel session started with no key cannot be found again (HTTP sessions can: their
+    # key is `session:<id>`, see test_http_reminders).
+    accepted = await rig.runtime.start_session("Hello.", principal=BOB, channel_id="webhook")
     await rig.wait_for(accepted.session_id, "turn.completed")
     outcome = await rig.runtime.call_tool(
         "remind_me",

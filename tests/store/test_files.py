@@ -8,12 +8,16 @@ import json
 import multiprocessing
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+if sys.platform != "win32":
+    import fcntl
 
 from agentkit.errors import InvalidId, StoreError
 from agentkit.events import MessageAppended, draft
@@ -157,6 +161,76 @@ async def test_a_partial_line_after_complete_ones_is_dropped(tmp_path: Path) -> 
 
     assert appended.index == 1
     assert [e.data["text"] for e in await FileStore(root).read(record.id)] == ["a", "b"]
+
+
+async def test_a_batch_its_writer_did_not_finish_disappears_whole(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    first = FileStore(root)
+    record = await new_session(first)
+    await first.append(record.id, [note("a")])
+    events_file = first.events_path(record.id)
+    complete = events_file.read_bytes()
+    await first.append(record.id, [note("b1"), note("b2"), note("b3")])
+    # A batch opens with "#" until all of it is written; a writer killed after two lines
+    # of its batch leaves this behind:
+    batch_lines = events_file.read_bytes()[len(complete) :].split(b"\n")
+    events_file.write_bytes(complete + b"#" + b"\n".join(batch_lines[:2])[1:] + b"\n")
+
+    reopened = FileStore(root)
+    assert [e.data["text"] for e in await reopened.read(record.id)] == ["a"]
+    (appended,) = await reopened.append(record.id, [note("c")])
+
+    assert appended.index == 1
+    assert [e.data["text"] for e in await FileStore(root).read(record.id)] == ["a", "c"]
+
+
+async def test_a_stale_batch_marker_never_hides_later_appends(tmp_path: Path) -> None:
+    root = tmp_path / "state"
+    first = FileStore(root)
+    record = await new_session(first)
+    await first.append(record.id, [note("a")])
+    events_file = first.events_path(record.id)
+    # Left by a writer that died after its batch marker but before writing the batch.
+    events_file.with_name("events.ndjson.pending").write_text(str(events_file.stat().st_size))
+
+    await FileStore(root).append(record.id, [note("b1"), note("b2")])
+
+    texts = [e.data["text"] for e in await FileStore(root).read(record.id)]
+    assert texts == ["a", "b1", "b2"]
+
+
+async def test_a_finished_batch_leaves_plain_lines_and_no_other_file(store: FileStore) -> None:
+    record = await new_session(store)
+
+    await store.append(record.id, [note("b1"), note("b2"), note("b3")])
+
+    lines = store.events_path(record.id).read_bytes().splitlines()
+    assert [json.loads(line)["data"]["text"] for line in lines] == ["b1", "b2", "b3"]
+    folder = store.session_dir(record.id)
+    assert sorted(os.listdir(folder)) == ["events.ndjson", "session.json", "workspace"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+async def test_an_append_waits_off_the_event_loop_while_another_holder_has_the_lock(
+    store: FileStore,
+) -> None:
+    record = await new_session(store)
+    # Another open file description, as another process would hold it.
+    fd = os.open(store.root / "locks" / f"{record.id}.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        append = asyncio.create_task(store.append(record.id, [note("x")]))
+        ticks = 0
+        while ticks < 20:  # the loop keeps turning while the append waits for the lock
+            await asyncio.sleep(0)
+            ticks += 1
+        assert not append.done()
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    (event,) = await asyncio.wait_for(append, 10)
+    assert event.index == 0
 
 
 async def test_a_batch_cut_short_by_a_crash_disappears_whole(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, get_type_hints
 from pydantic import BaseModel
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
-from agentkit.events import EventType
+from agentkit.authoring.hooks import check_event_handlers
 
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 METHODS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -177,12 +177,9 @@ def define_channel(
         if (r.method, r.path) in seen:
             raise ValueError(f"channel declares {r.method} {r.path} twice")
         seen.add((r.method, r.path))
-    known = {t.value for t in EventType} | {"*"}
-    for key, handler in (events or {}).items():
-        if key not in known:
-            raise ValueError(f"unknown event type {key!r} in define_channel events")
-        if not callable(handler):
-            raise TypeError(f"channel event handler for {key!r} is not callable")
+    check_event_handlers(
+        events or {}, where="define_channel events", handler_label="channel event handler"
+    )
     if not built and not events:
         raise ValueError("define_channel needs at least one route or event handler")
     if continuation is not None and not callable(continuation):

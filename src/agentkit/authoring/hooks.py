@@ -25,14 +25,23 @@ class HookDefinition:
         return out
 
 
+def check_event_handlers(events: Mapping[str, Any], *, where: str, handler_label: str) -> None:
+    """Raise unless every key is an event type (or `"*"`) and every value is callable.
+
+    `where` and `handler_label` name the caller in the messages ("define_hook", "hook
+    handler"), so hooks and channel event handlers read alike.
+    """
+    known = {t.value for t in EventType} | {WILDCARD}
+    for key, handler in events.items():
+        if key not in known:
+            raise ValueError(f"unknown event type {key!r} in {where}")
+        if not callable(handler):
+            raise TypeError(f"{handler_label} for {key!r} is not callable")
+
+
 def define_hook(*, events: Mapping[str, HookHandler]) -> HookDefinition:
     """Define a hook. Keys are event types from the vocabulary or `"*"`."""
     if not events:
         raise ValueError("define_hook needs at least one event handler")
-    known = {t.value for t in EventType} | {WILDCARD}
-    for key, handler in events.items():
-        if key not in known:
-            raise ValueError(f"unknown event type {key!r} in define_hook")
-        if not callable(handler):
-            raise TypeError(f"hook handler for {key!r} is not callable")
+    check_event_handlers(events, where="define_hook", handler_label="hook handler")
     return HookDefinition(events=dict(events))

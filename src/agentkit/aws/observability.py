@@ -45,6 +45,12 @@ def metrics() -> Any:
     return Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", NAMESPACE_DEFAULT))
 
 
+def metrics_if_used() -> Any | None:
+    """The Metrics object if this cold start made one (something recorded a metric), else
+    None: the API function, which runs no turn, then never imports Powertools Metrics."""
+    return metrics() if metrics.cache_info().currsize else None
+
+
 def bind_turn(session_id: str | None, turn_id: str | None = None) -> None:
     """Put the session and turn ids on every log line from here on in this invocation."""
     keys = {k: v for k, v in (("sessionId", session_id), ("turnId", turn_id)) if v}

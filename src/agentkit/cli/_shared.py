@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from agentkit.project.manifest import Diagnostic
+from agentkit.project.bundle import AgentBundle
+from agentkit.project.manifest import Diagnostic, Manifest
 
 
 def add_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +27,13 @@ def project_dir(args: argparse.Namespace) -> Path | None:
         print(f"agentkit: {path} is not a folder", file=sys.stderr)
         return None
     return path
+
+
+def discover_manifest(args: argparse.Namespace) -> Manifest | None:
+    """The manifest of the agent in `--dir`, or None (with a message on stderr) when the
+    folder does not exist. Problems in the agent itself are diagnostics in the manifest."""
+    root = project_dir(args)
+    return None if root is None else AgentBundle.discover(root).manifest
 
 
 def print_diagnostics(diagnostics: list[Diagnostic], out: TextIO) -> None:

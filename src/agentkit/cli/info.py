@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any
 
-from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir, summary
-from agentkit.project.bundle import AgentBundle
+from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
 from agentkit.project.manifest import Manifest
 
 
@@ -28,10 +28,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = project_dir(args)
-    if root is None:
+    manifest = discover_manifest(args)
+    if manifest is None:
         return 2
-    manifest = AgentBundle.discover(root).manifest
     if args.json:
         sys.stdout.write(manifest.to_json())
     else:
@@ -104,8 +103,6 @@ def render(m: Manifest) -> str:
     lines.append(f"diagnostics {summary(m.diagnostics)}")
     out = "\n".join(lines) + "\n"
     if m.diagnostics:
-        import io
-
         buf = io.StringIO()
         print_diagnostics(m.diagnostics, buf)
         out += buf.getvalue()

@@ -7,8 +7,7 @@ import json
 import sys
 from typing import Any
 
-from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir, summary
-from agentkit.project.bundle import AgentBundle
+from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
 
 
 def register(subparsers: Any) -> None:
@@ -26,10 +25,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = project_dir(args)
-    if root is None:
+    manifest = discover_manifest(args)
+    if manifest is None:
         return 2
-    manifest = AgentBundle.discover(root).manifest
     if args.json:
         payload = [d.model_dump(by_alias=True, mode="json") for d in manifest.diagnostics]
         print(json.dumps(payload, indent=2, ensure_ascii=False))

@@ -8,7 +8,7 @@ every tool call the model made a result, so a provider never sees a dangling cal
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,13 +95,47 @@ class _Conversation:
             self.close_calls()
 
 
-def fold_conversation(events: Iterable[Event]) -> list[Message]:
-    """The model's view of a session: user messages, assistant steps, tool results."""
+def _fold(events: Iterable[Event]) -> list[Message]:
     conv = _Conversation()
     for ev in events:
         conv.add(ev)
     conv.close_calls()
     return conv.messages
+
+
+# session id -> (split, the event just before it, the fold of everything before it)
+_PREFIXES: dict[str, tuple[int, Event, list[Message]]] = {}
+_PREFIXES_KEPT = 256
+
+
+def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message]:
+    """The model's view of a session: user messages, assistant steps, tool results.
+
+    A `message.received` closes everything before it (open calls get their error result),
+    so the fold of a stream is the fold of what precedes its last message plus the fold of
+    the rest. The part before is kept per session and reused while the stream it came from
+    is the one passed in (the same event objects, as the stores' caches and a running turn
+    hand out): each step of a long conversation then folds only the current turn.
+    """
+    if not isinstance(events, Sequence):
+        return _fold(events)
+    split = len(events) - 1
+    while split > 0 and events[split].type != EventType.MESSAGE_RECEIVED:
+        split -= 1
+    if split <= 0:
+        return _fold(events)
+    session_id = events[0].session_id
+    cached = _PREFIXES.get(session_id)
+    if cached is not None and cached[0] <= split and events[cached[0] - 1] is cached[1]:
+        done, _, head = cached
+        if done < split:
+            head = head + _fold(events[done:split])
+    else:
+        head = _fold(events[:split])
+    if len(_PREFIXES) >= _PREFIXES_KEPT:
+        _PREFIXES.clear()
+    _PREFIXES[session_id] = (split, events[split - 1], head)
+    return head + _fold(events[split:])
 
 
 @dataclass(slots=True)

@@ -54,7 +54,7 @@ from agentkit.events import (
 )
 from agentkit.models.base import Model, ModelRequest
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import SessionRecord
+from agentkit.sessions import SessionRecord, conversation_key
 
 DENIED = "the user denied this tool call; it did not run"
 START_FLUSH = 0.02
@@ -296,7 +296,7 @@ class TurnRunner:
                     "channel_id": s.channel_id,
                     "mode": s.mode,
                     "principal": s.principal,
-                    "continuation_key": s.continuation_key,
+                    "continuation_key": conversation_key(s),
                 },
             )
         workdir = call_workdir(self.d.state_root, call.call_id)
@@ -422,5 +422,5 @@ def session_info(s: SessionRecord) -> SessionInfo:
         channel_id=s.channel_id,
         mode=s.mode,
         principal=s.principal,
-        continuation_key=s.continuation_key,
+        continuation_key=conversation_key(s),
     )

@@ -16,21 +16,17 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import arguments_digest, pending_approvals, was_resolved
-from agentkit.engine.builtins import system_prompt, tool_table
-from agentkit.engine.direct import DirectCalls
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN, abandon_parked, recover_all, settle
-from agentkit.engine.loop import TurnDeps, TurnRunner
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.tools import ToolEntry
 from agentkit.engine.turns import fail_turn
 from agentkit.engine.workspace import check_files, seed, write_files
 from agentkit.errors import (
@@ -40,6 +36,7 @@ from agentkit.errors import (
     InvalidId,
     ModelError,
     NotFound,
+    SessionNotFound,
 )
 from agentkit.events import (
     ActionApprovalResolved,
@@ -58,6 +55,7 @@ from agentkit.sessions import (
     SessionRecord,
     SessionStatus,
     fold_status,
+    fold_status_tail,
     hash_token,
     new_http_token,
     new_session_id,
@@ -65,6 +63,13 @@ from agentkit.sessions import (
     validate_session_id,
 )
 from agentkit.store.base import Page, Store
+
+if TYPE_CHECKING:
+    # The turn machinery (tool table, model loop, direct tool calls) is imported when a
+    # turn or tool call first needs it: a process that only accepts requests and hands
+    # turns to another function (the API function on Lambda) never loads it.
+    from agentkit.engine.direct import DirectCalls
+    from agentkit.engine.tools import ToolEntry
 
 STORE_INTERRUPT_POLL = 0.25
 
@@ -130,8 +135,8 @@ class AgentRuntime:
         self._streams: dict[str, asyncio.Task[Any]] = {}
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
-        self._system = system_prompt(bundle.manifest)
-        self.direct = DirectCalls(self)
+        self._system: str | None = None
+        self._direct: DirectCalls | None = None
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -140,9 +145,20 @@ class AgentRuntime:
         return self.bundle.manifest
 
     @property
+    def direct(self) -> DirectCalls:
+        """Tool calls made over the API, outside any model turn."""
+        if self._direct is None:
+            from agentkit.engine.direct import DirectCalls
+
+            self._direct = DirectCalls(self)
+        return self._direct
+
+    @property
     def tools(self) -> dict[str, ToolEntry]:
         """The tool table (user tools imported on first use), built-ins included."""
         if self._tools is None:
+            from agentkit.engine.builtins import tool_table
+
             table = tool_table(self.bundle)
             self._tools = table
         return self._tools
@@ -320,6 +336,19 @@ class AgentRuntime:
         owner = None if principal.admin else principal.id
         return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
 
+    async def session_status(self, session_id: str) -> SessionStatus | None:
+        """A listed session's status, folded from the tail of its events; None when it is
+        gone. No ownership check: for callers that already hold the record (a listing)."""
+        try:
+            length = await self.store.next_index(session_id)
+
+            async def read(start: int, limit: int) -> list[Event]:
+                return await self.store.read(session_id, start, limit)
+
+            return await fold_status_tail(read, length)
+        except (SessionNotFound, InvalidId):
+            return None
+
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0
     ) -> list[Event]:
@@ -438,6 +467,11 @@ class AgentRuntime:
         except ModelError as exc:
             await fail_turn(recorder, state, str(exc))
             return
+        from agentkit.engine.builtins import system_prompt
+        from agentkit.engine.loop import TurnDeps, TurnRunner
+
+        if self._system is None:
+            self._system = system_prompt(self.manifest)
         workspace = self.workspace(record.id)
         deps = TurnDeps(
             manifest=self.manifest,

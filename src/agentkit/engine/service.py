@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from agentkit.events import Event
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import Mode, Principal, SessionRecord
+from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page
 
 
@@ -103,6 +103,11 @@ class AgentService(Protocol):
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None
     ) -> Page: ...
+
+    async def session_status(self, session_id: str) -> SessionStatus | None:
+        """A listed session's status folded from its events (cheaply: from the tail);
+        None when the session is gone. The caller has checked ownership."""
+        ...
 
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0

@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import jsonschema
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
@@ -27,6 +26,9 @@ from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 class ToolSource(Protocol):
@@ -87,6 +89,10 @@ class ToolEntry:
                 raise InvalidToolInput(_validation_message(exc)) from None
             return value.model_dump(mode="json", by_alias=True), value
         if self._validator is None:
+            # Imported here: only a tool with a raw JSON Schema input needs it, and the API
+            # function of a deployment never runs a tool, so its cold start skips it.
+            import jsonschema
+
             self._validator = jsonschema.Draft202012Validator(self.input_schema)
         errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
         if errors:

@@ -112,6 +112,13 @@ def http_error(
     return ModelError(f"{provider} call failed ({code}).{said}", status=status)
 
 
+def other_error(provider: str, exc: Exception, *, from_sdk: bool) -> ModelError:
+    """The error for a failure no more specific rule covers: the SDK's own, or a bug."""
+    if from_sdk:
+        return ModelError(f"The {provider} call failed: {exc}")
+    return ModelError(f"Unexpected failure in the {provider} provider: {exc!r}")
+
+
 def connection_error(provider: str, where: str, detail: str) -> ModelError:
     """A retryable error for a network failure or timeout."""
     return ModelError(

@@ -19,22 +19,23 @@ from typing import Any
 from agentkit.models._pattern import string_matching
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The whitespace-separated words of `text`, for membership tests."""
     return frozenset(text.split())
 
 
 # Field names whose value is naturally the user's whole request.
-_TEXT_NAMES = _words(
+_TEXT_NAMES = word_set(
     "query q text message prompt question search input content body task instructions "
     "topic subject request note comment"
 )
 # Field names whose value is naturally a proper noun from the request (a city, a person).
-_NAME_NAMES = _words(
+_NAME_NAMES = word_set(
     "city location place country town region destination origin address person user "
     "name company from to where target symbol ticker title label keyword term tag"
 )
 # Capitalised words that start questions and requests rather than name things.
-_NOT_NAMES = _words(
+_NOT_NAMES = word_set(
     "what whats what's how is are can could would will should please tell give show "
     "find get the a an i i'm hi hello hey and or in on at for to of it this that do "
     "does did when where which who why use call run make check let"
@@ -81,11 +82,18 @@ class Hints:
     def from_message(cls, message: str) -> Hints:
         quoted = tuple(m for pair in re.findall(r'"([^"]+)"|“([^”]+)”', message) for m in pair if m)
         names: list[str] = []
+        opening: list[str] = []  # capitalised maybe only because a sentence starts with it
         for match in re.finditer(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", message):
-            words = [w for w in match.group(0).split() if w.lower() not in _NOT_NAMES]
-            phrase = " ".join(words).strip("'-")
+            words = match.group(0).split()
+            before = message[: match.start()].rstrip()
+            if not before or before.endswith((".", "!", "?")):
+                first = words.pop(0)
+                if first.lower() not in _NOT_NAMES:
+                    opening.append(first.strip("'-"))
+            phrase = " ".join(w for w in words if w.lower() not in _NOT_NAMES).strip("'-")
             if phrase and phrase not in names:
                 names.append(phrase)
+        names.extend(w for w in opening if w and w not in names)
         numbers = tuple(
             float(n) for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", message)
         )

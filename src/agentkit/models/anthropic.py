@@ -9,7 +9,6 @@ the endpoint come from the SDK's usual sources (`ANTHROPIC_API_KEY`, `ANTHROPIC_
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -18,7 +17,14 @@ import anthropic
 from agentkit.errors import ModelError
 from agentkit.events import Usage
 from agentkit.models._env import thinking_budget_from_env
-from agentkit.models._retry import RetryPolicy, connection_error, http_error, retrying
+from agentkit.models._retry import (
+    RetryPolicy,
+    connection_error,
+    http_error,
+    other_error,
+    retrying,
+)
+from agentkit.models._wire import add_blocks, tool_arguments
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -74,7 +80,7 @@ class AnthropicModel:
         self._client = client
         self._retry = retry or RetryPolicy()
         self._thinking = (
-            thinking_budget if thinking_budget is not None else (thinking_budget_from_env())
+            thinking_budget if thinking_budget is not None else thinking_budget_from_env()
         )
 
     @property
@@ -146,9 +152,7 @@ class AnthropicModel:
             )
         if isinstance(exc, TypeError) and "authentication" in str(exc):
             return ModelError(f"No Anthropic credentials found: {_CREDENTIALS_HINT}.")
-        if isinstance(exc, anthropic.AnthropicError):
-            return ModelError(f"The Anthropic call failed: {exc}")
-        return ModelError(f"Unexpected failure in the Anthropic provider: {exc!r}")
+        return other_error(PROVIDER, exc, from_sdk=isinstance(exc, anthropic.AnthropicError))
 
 
 def _status_and_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
@@ -168,16 +172,9 @@ def _status_and_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
 def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our messages as Messages API messages; consecutive same-role blocks are merged."""
     out: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.text}])
+            add_blocks(out, "user", [{"type": "text", "text": message.text}])
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             # Thinking goes back only with its signature: the API rejects unsigned blocks.
@@ -196,9 +193,10 @@ def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 for c in message.tool_calls
             ]
             if blocks:
-                add("assistant", blocks)
+                add_blocks(out, "assistant", blocks)
         else:
-            add(
+            add_blocks(
+                out,
                 "user",
                 [
                     {
@@ -263,14 +261,7 @@ class _StreamState:
             # The signature closes the block; the engine keeps it with the reasoning.
             return [ReasoningDelta("", signature=block["signature"])]
         if block["type"] == "tool_use":
-            try:
-                arguments = json.loads(block["json"]) if block["json"].strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ModelError(
-                    f"Anthropic sent malformed arguments for tool {block['name']!r}: {exc}"
-                ) from exc
-            if not isinstance(arguments, dict):
-                arguments = {"value": arguments}
+            arguments = tool_arguments(PROVIDER, block["name"], block["json"])
             return [ToolCallChunk(ToolCall(block["id"], block["name"], arguments))]
         return []
 

@@ -13,7 +13,6 @@ boto3 is synchronous, so calls and stream reads run in worker threads, one event
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,14 @@ from botocore.config import Config
 from agentkit.errors import ModelError
 from agentkit.events import Usage
 from agentkit.models._env import thinking_budget_from_env
-from agentkit.models._retry import RetryPolicy, connection_error, http_error, retrying
+from agentkit.models._retry import (
+    RetryPolicy,
+    connection_error,
+    http_error,
+    other_error,
+    retrying,
+)
+from agentkit.models._wire import add_blocks, tool_arguments
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -91,7 +97,7 @@ class BedrockModel:
         self._client = client
         self._retry = retry or RetryPolicy()
         self._thinking = (
-            thinking_budget if thinking_budget is not None else (thinking_budget_from_env())
+            thinking_budget if thinking_budget is not None else thinking_budget_from_env()
         )
 
     @property
@@ -183,24 +189,17 @@ class BedrockModel:
             | botocore.exceptions.ConnectTimeoutError,
         ):
             return connection_error(PROVIDER, self.client().meta.endpoint_url, str(exc))
-        if isinstance(exc, botocore.exceptions.BotoCoreError):
-            return ModelError(f"The Bedrock call failed: {exc}")
-        return ModelError(f"Unexpected failure in the Bedrock provider: {exc!r}")
+        return other_error(
+            PROVIDER, exc, from_sdk=isinstance(exc, botocore.exceptions.BotoCoreError)
+        )
 
 
 def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our messages as Converse messages; consecutive same-role blocks are merged."""
     out: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"text": message.text}])
+            add_blocks(out, "user", [{"text": message.text}])
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             if message.reasoning and message.reasoning_signature:
@@ -221,14 +220,14 @@ def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 for c in message.tool_calls
             ]
             if blocks:
-                add("assistant", blocks)
+                add_blocks(out, "assistant", blocks)
         else:
             result = {
                 "toolUseId": message.call_id,
                 "content": [{"text": message.content}],
                 "status": "error" if message.is_error else "success",
             }
-            add("user", [{"toolResult": result}])
+            add_blocks(out, "user", [{"toolResult": result}])
     return out
 
 
@@ -289,14 +288,7 @@ class _StreamState:
         tool = self.tools.pop(index, None)
         if tool is None:
             return []
-        try:
-            arguments = json.loads(tool["input"]) if tool["input"].strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ModelError(
-                f"Bedrock sent malformed arguments for tool {tool['name']!r}: {exc}"
-            ) from exc
-        if not isinstance(arguments, dict):
-            arguments = {"value": arguments}
+        arguments = tool_arguments(PROVIDER, tool["name"], tool["input"])
         return [ToolCallChunk(ToolCall(tool["id"], tool["name"], arguments))]
 
     def finish(self) -> Finish:

@@ -19,7 +19,14 @@ import openai
 
 from agentkit.errors import ModelError
 from agentkit.events import Usage
-from agentkit.models._retry import RetryPolicy, connection_error, http_error, retrying
+from agentkit.models._retry import (
+    RetryPolicy,
+    connection_error,
+    http_error,
+    other_error,
+    retrying,
+)
+from agentkit.models._wire import tool_arguments
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -132,9 +139,7 @@ class OpenAIModel:
             return http_error(
                 PROVIDER, status, detail, model=self.model, credentials_hint=_CREDENTIALS_HINT
             )
-        if isinstance(exc, openai.OpenAIError):
-            return ModelError(f"The OpenAI call failed: {exc}")
-        return ModelError(f"Unexpected failure in the OpenAI provider: {exc!r}")
+        return other_error(PROVIDER, exc, from_sdk=isinstance(exc, openai.OpenAIError))
 
 
 def _status_and_detail(exc: openai.APIStatusError) -> tuple[int, str]:
@@ -233,15 +238,7 @@ class _StreamState:
         out: list[ModelChunk] = []
         for index in sorted(self.calls):
             call = self.calls[index]
-            raw = call["arguments"]
-            try:
-                arguments = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ModelError(
-                    f"OpenAI sent malformed arguments for tool {call['name']!r}: {exc}"
-                ) from exc
-            if not isinstance(arguments, dict):
-                arguments = {"value": arguments}
+            arguments = tool_arguments(PROVIDER, call["name"], call["arguments"])
             out.append(
                 ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], arguments))
             )

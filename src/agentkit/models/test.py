@@ -25,7 +25,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 
 from agentkit.events import Usage
-from agentkit.models._schema_values import example_arguments, field_words
+from agentkit.models._schema_values import example_arguments, field_words, word_set
 from agentkit.models.base import (
     AssistantMessage,
     Finish,
@@ -42,14 +42,9 @@ from agentkit.models.base import (
     UserMessage,
 )
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 BUILTIN_TOOLS = frozenset({"load_skill", "read_skill_file", "task"})
 MAX_CALLS = 3
-_VAGUE_WORDS = _words("get set list fetch make run do the and for tool with from new add")
+_VAGUE_WORDS = word_set("get set list fetch make run do the and for tool with from new add")
 
 
 def estimate_tokens(chars: int) -> int:

@@ -80,6 +80,20 @@ def module_name_for(rel_path: str) -> str:
     return ".".join(parts)
 
 
+def _execute(name: str, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+    """Create, register and run the module `spec` describes; a failed run unregisters it,
+    so the next import tries again instead of finding a half-run module."""
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    if spec.loader is not None:
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    return mod
+
+
 class ModuleScope:
     """The `agent.*` and `evals.*` modules of one project root."""
 
@@ -131,13 +145,7 @@ class ModuleScope:
             )
             if spec is None or spec.loader is None:
                 raise ImportError(f"cannot import {path.name}")
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[module] = mod
-            try:
-                spec.loader.exec_module(mod)
-            except BaseException:
-                sys.modules.pop(module, None)
-                raise
+            mod = _execute(module, spec)
             parent_name, _, leaf = module.rpartition(".")
             if parent_name and leaf.isidentifier():
                 setattr(sys.modules[parent_name], leaf, mod)
@@ -159,14 +167,7 @@ class ModuleScope:
             spec.submodule_search_locations = [str(folder)]
         if spec is None:
             raise ImportError(f"cannot create package {name}")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        if spec.loader is not None:
-            try:
-                spec.loader.exec_module(mod)
-            except BaseException:
-                sys.modules.pop(name, None)
-                raise
+        mod = _execute(name, spec)
         parent_name, _, leaf = name.rpartition(".")
         if parent_name and parent_name in sys.modules:
             setattr(sys.modules[parent_name], leaf, mod)

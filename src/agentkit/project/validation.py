@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 
+from agentkit.models import PROVIDERS as MODEL_PROVIDERS
 from agentkit.scheduling.cron import validate_cron
 
 SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 RESERVED_SLUGS = frozenset({"v1", "playground", "docs"})
 # Tool names go to model providers, which accept at most this.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 BUILTIN_TOOLS = frozenset({"load_skill", "read_skill_file", "task"})
-PROVIDERS = ("test", "bedrock", "anthropic", "openai")
+# The runtime resolves exactly these; an id naming another provider could never run.
+PROVIDERS = tuple(MODEL_PROVIDERS)
 
 
 def slug_problem(slug: str) -> str | None:

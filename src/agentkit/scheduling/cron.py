@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 from croniter import croniter
 
+from agentkit.events import iso_utc
+
 __all__ = ["format_instant", "next_fire", "parse_duration", "parse_instant", "validate_cron"]
 
 # Digits, names (jan, mon), ranges, steps, lists, `*`, and croniter's `L`/`#` extensions.
@@ -103,6 +105,5 @@ def parse_instant(value: object) -> datetime:
     raise ValueError(f"time must be a datetime or ISO-8601 text, got {value!r}")
 
 
-def format_instant(moment: datetime) -> str:
-    """ISO-8601 UTC with milliseconds and a `Z`, the form events and records use."""
-    return _as_utc(moment).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+# Reminder records keep their fire times in the form events use; one helper writes both.
+format_instant = iso_utc

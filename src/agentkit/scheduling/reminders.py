@@ -41,7 +41,7 @@ from agentkit.scheduling.cron import (
 )
 from agentkit.scheduling.records import ReminderRecord, ScheduleKind
 from agentkit.scheduling.timer import Clock, Recurrence, SystemClock, Timer, reminder_key
-from agentkit.sessions import HTTP_CHANNEL, SESSION_ID_RE, Principal
+from agentkit.sessions import HTTP_CHANNEL, Principal, session_id_of_key
 
 __all__ = ["HANDLER_LOST", "ReminderDelivery", "ReminderService", "reminder_message"]
 
@@ -299,15 +299,27 @@ class ReminderService:
         return None  # one-shots
 
     async def _resolve_session(self, channel_id: str, token: str) -> str | None:
-        if channel_id == HTTP_CHANNEL and SESSION_ID_RE.fullmatch(token):
-            # HTTP tokens rotate, so an HTTP conversation is named by its session id.
-            found_http = await self._store.get_session(token)
-            return token if found_http is not None else None
+        if channel_id == HTTP_CHANNEL:
+            return await self._resolve_http_session(token)
         try:
             found = await self._store.find_session(channel_id, token)
         except Exception:  # an odd key is not fatal: delivery falls back to the key
             found = None
         return getattr(found, "id", None)
+
+    async def _resolve_http_session(self, key: str) -> str:
+        """HTTP tokens rotate, so an HTTP conversation is named by its session: the key is
+        `ctx.session.continuation_key` (`session:<id>`) or the bare session id. Unlike a
+        channel key, no session can come to exist under it later, so a miss is an error."""
+        session_id = session_id_of_key(HTTP_CHANNEL, key)
+        if session_id is None:
+            raise BadRequest(
+                "an HTTP reminder is bound with the session's continuation key "
+                "(ctx.session.continuation_key, 'session:<id>'), not a continuation token"
+            )
+        if await self._store.get_session(session_id) is None:
+            raise BadRequest(f"no HTTP session {session_id!r} to bind the reminder to")
+        return session_id
 
     async def _arm(self, record: ReminderRecord) -> None:
         if self._timer is None or record.next_fire_at is None:
@@ -390,8 +402,8 @@ class ReminderService:
             return await service.deliver(record.session_id, message, source="reminder")
         principal = await self._principal_for(record)
         if record.channel_id == HTTP_CHANNEL and record.session_id is not None:
-            # The HTTP token rotates after every follow-up, so the stored one is stale by
-            # now; without `deliver` on the service, the only route left is the session key.
+            # The HTTP token rotates after every follow-up, so no key can reach the session;
+            # only a service with `deliver` can.
             log.warning("reminder %s: service cannot deliver by session id", record.id)
         return await service.follow_up_by_key(
             record.channel_id,

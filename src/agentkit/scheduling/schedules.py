@@ -27,8 +27,9 @@ from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HostServices, ScheduleContext
 from agentkit.authoring.schedules import ScheduleDefinition
+from agentkit.engine.service import AgentService
 from agentkit.errors import NotFound
-from agentkit.project.manifest import CodeRef, Manifest, ScheduleSpec
+from agentkit.project.manifest import CodeRef, ScheduleSpec
 from agentkit.scheduling.cron import next_fire, validate_cron
 from agentkit.scheduling.timer import Timer, schedule_key, split_key
 from agentkit.sessions import Principal
@@ -45,44 +46,6 @@ __all__ = [
 log = logging.getLogger("agentkit.schedules")
 
 SCHEDULE_CHANNEL = "schedule"
-
-
-class _Service(Protocol):
-    """The part of `AgentService` schedules use."""
-
-    @property
-    def manifest(self) -> Manifest: ...
-
-    async def start_session(
-        self,
-        message: str,
-        *,
-        principal: Principal,
-        channel_id: str = "http",
-        mode: Any = "chat",
-        continuation_key: str | None = None,
-        workspace_files: Mapping[str, str] | None = None,
-        source: str = "http",
-    ) -> Any: ...
-
-    async def follow_up_by_key(
-        self,
-        channel_id: str,
-        continuation_key: str,
-        message: str,
-        *,
-        principal: Principal,
-        source: str = "channel",
-    ) -> Any: ...
-
-    async def call_tool(
-        self,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-        *,
-        principal: Principal,
-        session_id: str | None = None,
-    ) -> Any: ...
 
 
 class _Definitions(Protocol):
@@ -120,7 +83,7 @@ def _channel_id(channel: Any) -> str:
 class _Firing:
     """The state of one handler-schedule firing: sessions touched, work to wait for."""
 
-    def __init__(self, service: _Service, schedule_id: str) -> None:
+    def __init__(self, service: AgentService, schedule_id: str) -> None:
         self.service = service
         self.schedule_id = schedule_id
         self.principal = Principal(f"schedule:{schedule_id}")
@@ -182,7 +145,7 @@ class ScheduleDispatcher:
 
     def __init__(
         self,
-        service: _Service,
+        service: AgentService,
         *,
         definitions: _Definitions | None = None,
         host: HostServices | None = None,
@@ -206,26 +169,10 @@ class ScheduleDispatcher:
         for an unknown id. A handler's own exceptions propagate to the caller."""
         spec = self.spec(schedule_id)
         if spec.kind == "markdown":
-            prompt = spec.prompt or self._markdown_of(spec)
-            accepted = await self._service.start_session(
-                prompt,
-                principal=Principal(f"schedule:{spec.id}"),
-                channel_id=SCHEDULE_CHANNEL,
-                mode="task",
-                source="schedule",
-            )
-            return {"scheduleId": spec.id, "sessionIds": [accepted.session_id]}
+            return await self._start_task(spec.id, spec.prompt or self._markdown_of(spec))
         definition = self._load(spec)
         if definition.run is None:
-            prompt = definition.markdown or ""
-            accepted = await self._service.start_session(
-                prompt,
-                principal=Principal(f"schedule:{spec.id}"),
-                channel_id=SCHEDULE_CHANNEL,
-                mode="task",
-                source="schedule",
-            )
-            return {"scheduleId": spec.id, "sessionIds": [accepted.session_id]}
+            return await self._start_task(spec.id, definition.markdown or "")
         firing = _Firing(self._service, spec.id)
         ctx = ScheduleContext(
             schedule_id=spec.id,
@@ -242,6 +189,17 @@ class ScheduleDispatcher:
         finally:
             await firing.settle()
         return {"scheduleId": spec.id, "sessionIds": firing.session_ids}
+
+    async def _start_task(self, schedule_id: str, prompt: str) -> dict[str, Any]:
+        """A prompt-only firing: one task-mode session on the schedule channel."""
+        accepted = await self._service.start_session(
+            prompt,
+            principal=Principal(f"schedule:{schedule_id}"),
+            channel_id=SCHEDULE_CHANNEL,
+            mode="task",
+            source="schedule",
+        )
+        return {"scheduleId": schedule_id, "sessionIds": [accepted.session_id]}
 
     def _load(self, spec: ScheduleSpec) -> ScheduleDefinition:
         if spec.ref is None:

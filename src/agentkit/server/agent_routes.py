@@ -11,6 +11,7 @@ from agentkit.errors import BadRequest, NotFound
 from agentkit.project.manifest import Manifest
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import (
     Health,
     LogLine,
@@ -28,7 +29,7 @@ Caller = Annotated[Principal, Depends(principal)]
 
 def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     service = mount.service
-    router = APIRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: tools"])
+    router = DeferredRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: tools"])
 
     @router.post(
         "/v1/tools/{tool_name}", response_model=ToolCallResult, response_model_by_alias=True
@@ -69,7 +70,7 @@ def meta_router(
 ) -> APIRouter:
     service = mount.service
     base_path = options.base_path(mount.slug)
-    router = APIRouter(prefix=base_path, tags=[f"{mount.slug}: meta"])
+    router = DeferredRouter(prefix=base_path, tags=[f"{mount.slug}: meta"])
 
     @router.get("/v1/info", responses={200: {"model": Manifest}})
     async def info(caller: Caller) -> JSONResponse:

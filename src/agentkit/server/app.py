@@ -28,6 +28,7 @@ from agentkit.server.http_errors import install_error_handlers
 from agentkit.server.limits import BodyLimitMiddleware
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.routing import DeferredRouter, built_routes, install_router
 from agentkit.server.schemas import ErrorBody
 from agentkit.server.session_routes import session_router
 from agentkit.server.state import ServerState
@@ -42,6 +43,8 @@ DESCRIPTION = (
 )
 log = logging.getLogger("agentkit.server")
 
+# Documentation only: the app's own routes build these response fields just for the OpenAPI
+# document (see `server.routing`), never on the way to answering a request.
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": text}
     for status, text in (
@@ -101,14 +104,14 @@ def create_app(
 
     single = options.mode == "single"
     # In single mode the agent's own /v1/health is the host's health route too.
-    app.include_router(host_router(mounts, options, health=not single))
+    install_router(app, host_router(mounts, options, health=not single))
     for mount in mounts:
         for router in (
             session_router(mount, options),
             tool_router(mount, options),
             meta_router(mount, options, buffer),
         ):
-            app.include_router(router, responses=ERROR_RESPONSES)
+            install_router(app, router, responses=ERROR_RESPONSES)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
         if options.playground:
@@ -118,8 +121,8 @@ def create_app(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
     if options.docs:
-        app.include_router(docs_router())
-    app.include_router(_api_docs_router())
+        install_router(app, docs_router(deferred=True))
+    install_router(app, _api_docs_router())
     _describe_validation_as_400(app)
     return app
 
@@ -130,7 +133,10 @@ def _describe_validation_as_400(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(
-                title=app.title, version=app.version, routes=app.routes, description=DESCRIPTION
+                title=app.title,
+                version=app.version,
+                routes=built_routes(app.routes),
+                description=DESCRIPTION,
             )
             error_ref = {"$ref": "#/components/schemas/ErrorBody"}
             for path_item in schema.get("paths", {}).values():
@@ -184,13 +190,13 @@ def _include_optional(
     if factory is None:
         return
     router: APIRouter = factory(mount, options)
-    app.include_router(router, responses=ERROR_RESPONSES)
+    install_router(app, router, responses=ERROR_RESPONSES)
 
 
 def _api_docs_router() -> APIRouter:
-    router = APIRouter(include_in_schema=False)
+    router = DeferredRouter()
 
-    @router.get(API_DOCS_URL)
+    @router.get(API_DOCS_URL, include_in_schema=False)
     async def api_docs() -> HTMLResponse:
         return get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
 

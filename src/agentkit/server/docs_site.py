@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter
-from markdown_it import MarkdownIt
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from agentkit.errors import NotFound
+from agentkit.server.routing import DeferredRouter
 
 PACKAGED = Path(__file__).parent / "static" / "docs"
 PAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,80}$")
@@ -57,6 +57,9 @@ def _title(markdown: str, fallback: str) -> str:
 @lru_cache(maxsize=256)
 def _render(path: Path, mtime: float, prefix: str, nav: tuple[tuple[str, str], ...]) -> str:
     source = path.read_text(encoding="utf-8")
+    # Imported on the first page rendered: the API function's cold start never pays for it.
+    from markdown_it import MarkdownIt
+
     body = MarkdownIt("commonmark").enable("table").render(source)
     body = _MD_LINK.sub(lambda m: f'href="{prefix}/{m.group(1)}{m.group(2) or ""}"', body)
     links = "".join(
@@ -102,8 +105,10 @@ def render_index(root: Path, prefix: str = "/docs") -> str:
     )
 
 
-def docs_router(root: Path | None = None) -> APIRouter:
-    router = APIRouter(tags=["docs"])
+def docs_router(root: Path | None = None, *, deferred: bool = False) -> APIRouter:
+    """The documentation site's routes. `deferred` gives a `DeferredRouter`, for
+    `install_router` (the app's own use, so a cold start never builds these routes)."""
+    router = DeferredRouter(tags=["docs"]) if deferred else APIRouter(tags=["docs"])
     # Given as raw content: with `model`, FastAPI would document the error as text/html.
     error_json = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
     not_found: dict[int | str, dict[str, Any]] = {

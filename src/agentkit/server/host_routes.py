@@ -9,12 +9,13 @@ from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse
 
 from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import AgentIndex, AgentOut, Health
 from agentkit.server.state import public_base
 
 
 def host_router(mounts: list[AgentMount], options: ServerOptions, *, health: bool) -> APIRouter:
-    router = APIRouter(tags=["host"])
+    router = DeferredRouter(tags=["host"])
 
     def index(request: Request) -> AgentIndex:
         agents = []

@@ -9,11 +9,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agentkit.sessions import SessionStatus
+
 MAX_MESSAGE_CHARS = 200_000
 
 
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class _Reply(_Wire):
+    # Response models are built with their route (routes are built on first use, see
+    # `server.routing`) or on first use, not when a cold start imports this module.
+    model_config = ConfigDict(defer_build=True)
 
 
 class ErrorBody(_Wire):
@@ -41,7 +49,7 @@ class FollowUpBody(_Wire):
     workspace_files: WorkspaceFiles | None = None
 
 
-class SessionAccepted(_Wire):
+class SessionAccepted(_Reply):
     """A message was accepted; the turn runs in the background."""
 
     ok: Literal[True] = True
@@ -52,7 +60,7 @@ class SessionAccepted(_Wire):
     trace_url: str
 
 
-class EventOut(_Wire):
+class EventOut(_Reply):
     """One event of a session's stream (one NDJSON line)."""
 
     type: str
@@ -63,28 +71,29 @@ class EventOut(_Wire):
     data: dict[str, Any]
 
 
-class StopResult(_Wire):
+class StopResult(_Reply):
     ok: Literal[True] = True
     stopped: bool = Field(description="False when no turn was running.")
 
 
-class SessionSummary(_Wire):
+class SessionSummary(_Reply):
     session_id: str
     channel_id: str
     mode: Literal["chat", "task"]
+    status: SessionStatus = Field(description="Folded from the session's events.")
     principal: str | None
     continuation_key: str | None = None
     created_at: str
     updated_at: str
 
 
-class SessionList(_Wire):
+class SessionList(_Reply):
     ok: Literal[True] = True
     sessions: list[SessionSummary]
     cursor: str | None = Field(description="Pass back as `cursor` for the next page.")
 
 
-class ApprovalOut(_Wire):
+class ApprovalOut(_Reply):
     call_id: str
     tool_name: str
     arguments: dict[str, Any]
@@ -92,7 +101,7 @@ class ApprovalOut(_Wire):
     requested_at: str
 
 
-class ApprovalList(_Wire):
+class ApprovalList(_Reply):
     ok: Literal[True] = True
     approvals: list[ApprovalOut]
 
@@ -101,7 +110,7 @@ class DecisionBody(_Wire):
     decision: Literal["approve", "deny"]
 
 
-class DecisionResult(_Wire):
+class DecisionResult(_Reply):
     ok: Literal[True] = True
     call_id: str
     decision: Literal["approve", "deny"]
@@ -112,7 +121,7 @@ class ToolCallBody(_Wire):
     session_id: str | None = None
 
 
-class ToolCallResult(_Wire):
+class ToolCallResult(_Reply):
     ok: Literal[True] = True
     tool_name: str
     call_id: str
@@ -121,12 +130,12 @@ class ToolCallResult(_Wire):
     duration_ms: int
 
 
-class Health(_Wire):
+class Health(_Reply):
     ok: Literal[True] = True
     status: Literal["ok"] = "ok"
 
 
-class Meta(_Wire):
+class Meta(_Reply):
     ok: Literal[True] = True
     name: str
     slug: str
@@ -136,7 +145,7 @@ class Meta(_Wire):
     docs: bool
 
 
-class LogLine(_Wire):
+class LogLine(_Reply):
     seq: int
     at: str
     level: str
@@ -144,20 +153,20 @@ class LogLine(_Wire):
     message: str
 
 
-class LogPage(_Wire):
+class LogPage(_Reply):
     ok: Literal[True] = True
     lines: list[LogLine]
     cursor: int = Field(description="Pass back as `after` to get only newer lines.")
 
 
-class AgentOut(_Wire):
+class AgentOut(_Reply):
     slug: str
     name: str
     base_path: str
     playground_url: str | None
 
 
-class AgentIndex(_Wire):
+class AgentIndex(_Reply):
     ok: Literal[True] = True
     mode: Literal["single", "multi"]
     agents: list[AgentOut]

@@ -6,6 +6,7 @@ busy-ness are the service's to decide (it raises the `HttpError`s the spec names
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -14,6 +15,7 @@ from starlette.responses import Response, StreamingResponse
 from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import (
     ApprovalList,
     ApprovalOut,
@@ -51,7 +53,7 @@ def known_session_id(session_id: str) -> str:
 def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     service = mount.service
     base_path = options.base_path(mount.slug)
-    router = APIRouter(prefix=base_path, tags=[f"{mount.slug}: sessions"])
+    router = DeferredRouter(prefix=base_path, tags=[f"{mount.slug}: sessions"])
 
     def accepted(request: Request, result: Accepted) -> SessionAccepted:
         base = public_base(request, base_path)
@@ -164,18 +166,22 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             raise BadRequest(str(exc)) from None
         except (ValueError, KeyError, TypeError):
             raise BadRequest("invalid cursor") from None
+        # Each status reads only the tail of its stream; the listed sessions' reads overlap.
+        statuses = await asyncio.gather(*(service.session_status(r.id) for r in page.items))
         return SessionList(
             sessions=[
                 SessionSummary(
                     session_id=r.id,
                     channel_id=r.channel_id,
                     mode=r.mode,
+                    status=status,
                     principal=r.principal,
                     continuation_key=r.continuation_key,
                     created_at=r.created_at,
                     updated_at=r.updated_at,
                 )
-                for r in page.items
+                for r, status in zip(page.items, statuses, strict=True)
+                if status is not None  # deleted since it was listed
             ],
             cursor=page.cursor,
         )

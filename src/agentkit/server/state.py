@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Annotated
 
+from fastapi import Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
 from agentkit.server.logs import LogBuffer
@@ -26,7 +29,23 @@ def server_state(request: Request) -> ServerState:
     return state
 
 
-def principal(request: Request) -> Principal:
+# Declares the bearer auth in the OpenAPI document on exactly the routes that depend on
+# `principal`; it never refuses a request itself (the auth chain decides).
+BEARER = HTTPBearer(
+    scheme_name="bearerAuth",
+    description=(
+        "A token given to `agentkit serve --bearer-token`, as `Authorization: Bearer <token>`. "
+        "Under the default localDevStrict policy, direct loopback calls need no token; with "
+        "`--allow-anonymous`, no call does."
+    ),
+    auto_error=False,
+)
+
+
+def principal(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None,
+) -> Principal:
     """FastAPI dependency: run the auth chain (401 when no policy admits)."""
     return server_state(request).options.auth.authenticate(request)
 

@@ -6,11 +6,16 @@ is a list slice. Otherwise the new bytes are read under the session's lock held 
 no writer is half way through them, and only complete lines count.
 
 Writers hold the lock exclusively. A writer killed mid-write leaves a torn last line (no
-trailing newline): the next reader or appender to hold the lock finds it and cuts it off. A batch
-of several events is written in one `write`, announced first by `events.ndjson.pending`
-holding the batch's start offset; if its writer dies part way, readers do not look past
-that offset and the repair truncates the file back to it: a batch is kept whole or
-not at all.
+trailing newline): the next reader or appender to hold the lock finds it and cuts it off.
+
+A batch of several events is written in one `write` whose first byte is `#` instead of the
+first line's `{`; once the whole batch is written, one more 1-byte write puts the `{` back.
+A line starting with `#` is therefore a batch whose writer died part way: readers stop
+before it and the repair truncates the file there, so a batch is kept whole or not at all.
+(This costs one extra small write per batch and no other file; a separate marker file cost
+a file creation per session and two more opens per batch. A marker file
+`events.ndjson.pending` holding a batch's start offset, as earlier versions wrote, is still
+honoured.)
 """
 
 from __future__ import annotations
@@ -25,9 +30,13 @@ from pathlib import Path
 
 from agentkit.errors import StoreError
 from agentkit.events import Event, EventDraft
-from agentkit.store._fs import exclusive, shared, unlink, write_all, write_atomic
+from agentkit.store._fs import exclusive, pwrite_all, read_small, shared, unlink
 
 log = logging.getLogger(__name__)
+
+# An append that first has to parse more than this many new bytes runs in a worker thread.
+_CHEAP_CATCH_UP = 64 << 10
+BATCH_OPEN = b"#"  # the first byte of a batch until all of it is written
 
 
 def encode_line(event: Event) -> bytes:
@@ -51,6 +60,7 @@ class EventLog:
         self._events: list[Event] = []
         self._offset = 0
         self._inode: int | None = None
+        self._no_marker = False  # the legacy batch marker is known to be gone
 
     @property
     def cached_bytes(self) -> int:
@@ -77,6 +87,41 @@ class EventLog:
                     self._repair()
         return found
 
+    def read_cached(self, start: int, limit: int | None) -> list[Event] | None:
+        """Like `read`, but only when nothing was appended since the view was last brought
+        up to date (a `stat`, no lock); None means "call `read`"."""
+        end = None if limit is None else max(0, start) + max(0, limit)
+        with self._mutex:
+            if self._up_to_date():
+                return self._events[max(0, start) : end]
+        return None
+
+    def read_locked(self, start: int, limit: int | None) -> list[Event] | None:
+        """`read` for a caller that holds the session lock exclusively (so it may also cut
+        a torn tail at once)."""
+        end = None if limit is None else max(0, start) + max(0, limit)
+        with self._mutex:
+            if not self._catch_up():
+                return None
+            self._repair()
+            return self._events[max(0, start) : end]
+
+    def size_cached(self) -> int | None:
+        """Like `size`, under the same condition as `read_cached`."""
+        with self._mutex:
+            return len(self._events) if self._up_to_date() else None
+
+    def cheap_to_append(self) -> bool:
+        """Whether an append needs no more than a small catch-up first (no lock needed to
+        ask; the answer only decides where the append runs, not whether it is safe)."""
+        try:
+            st = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # the append fails fast
+        # A replaced file (or a view never filled) is read from its start.
+        parsed = self._offset if st.st_ino == self._inode else 0
+        return st.st_size - parsed <= _CHEAP_CATCH_UP
+
     def size(self) -> int | None:
         """How many events the log holds; None when the file is gone."""
         found = self.read(1 << 62, 0)
@@ -88,6 +133,11 @@ class EventLog:
             if not self._catch_up():
                 raise FileNotFoundError(self.path)
             self._repair()
+            if not self._no_marker:
+                # A legacy marker is meaningless once the repair ran, and a stale one would
+                # hide (and later cut) what is appended past its offset.
+                unlink(self.pending)
+                self._no_marker = True
             start = len(self._events)
             recorded = [
                 Event.from_draft(d, session_id=self.session_id, index=start + i)
@@ -96,21 +146,24 @@ class EventLog:
             if not recorded:
                 return []
             data = b"".join(encode_line(e) for e in recorded)
-            if len(recorded) > 1:
-                write_atomic(self.pending, str(self._offset).encode(), fsync=fsync)
-            self._write(data, fsync=fsync)
-            unlink(self.pending)
+            self._write(data, batch=len(recorded) > 1, fsync=fsync)
             self._events.extend(recorded)
             self._offset += len(data)
             return recorded
 
-    def _write(self, data: bytes, *, fsync: bool) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+    def _write(self, data: bytes, *, batch: bool, fsync: bool) -> None:
+        # Positioned writes at the end we know (the lock is held and `_repair` ran), not
+        # O_APPEND: Linux ignores pwrite's offset on a file opened for appending.
+        fd = os.open(self.path, os.O_WRONLY)
         try:
             try:
-                write_all(fd, data)
+                pwrite_all(fd, BATCH_OPEN + data[1:] if batch else data, self._offset)
                 if fsync:
                     os.fsync(fd)
+                if batch:
+                    os.pwrite(fd, data[:1], self._offset)  # the batch is whole: show it
+                    if fsync:
+                        os.fsync(fd)
             except OSError as exc:
                 # Leave no partial line behind (a full disk, say) for the next append.
                 with contextlib.suppress(OSError):
@@ -126,7 +179,9 @@ class EventLog:
             size = os.stat(self.path).st_size
         except FileNotFoundError:
             return False
-        return size != self._offset or self.pending.exists()
+        # A legacy marker needs no look here: `_catch_up` never reads past one, so a batch
+        # it announces that was cut short leaves bytes past the view.
+        return size != self._offset
 
     def _repair(self) -> None:
         """Cut a torn tail or an unfinished batch. Only safe with the session lock held."""
@@ -165,7 +220,10 @@ class EventLog:
         with open(self.path, "rb") as f:
             f.seek(self._offset)
             chunk = f.read(limit - self._offset)
-        end = chunk.rfind(b"\n")
+        if chunk.startswith(BATCH_OPEN):
+            return True  # an unfinished batch: nothing past it counts
+        cut = chunk.find(b"\n" + BATCH_OPEN)
+        end = cut if cut >= 0 else chunk.rfind(b"\n")
         if end < 0:
             return True
         self._parse(chunk, end)
@@ -213,16 +271,16 @@ class EventLog:
         )
 
     def _pending_start(self) -> int:
+        raw = read_small(self.pending)
         try:
-            return int(self.pending.read_bytes() or b"0")
-        except FileNotFoundError:
-            return 1 << 62
+            return int(raw) if raw else 1 << 62
         except ValueError:
-            # Markers are written atomically, so this is damage, not a batch in flight.
+            # A marker is one small write, never torn by a kill: this is damage.
             log.warning("session %s: ignoring an unreadable %s", self.session_id, self.pending)
             return 1 << 62
 
     def _reset(self, inode: int | None) -> None:
+        self._no_marker = False
         self._events = []
         self._offset = 0
         self._inode = inode

@@ -1,16 +1,23 @@
 """The file store's indexes: sessions by principal (newest first) and by continuation key.
 
-Listing reads one folder of empty marker files named `<created ms>~<session id>` (zero
-padded, so names sort by time) and opens `session.json` only for the sessions on the page:
-the cost is one `listdir` of the principal's markers, not a scan of every session. The key
-index maps `sha256(channel, key)` to a small JSON file naming the session.
+Listing reads one index file of markers `<created ms>~<session id>` (zero padded, so they
+sort by time), one per line, and opens `session.json` only for the sessions on the page: the
+cost is one read of the principal's index, not a scan of every session. `all.idx` lists
+every session, `by-principal/<sha256>.idx` one principal's. A session is added by appending
+its marker and removed by appending `-<marker>`: an append to a file that exists is many
+times cheaper than creating a file per marker, and `O_APPEND` writes of one short line from
+several processes never interleave. Each line is written as `\n<line>\n`, so a line torn by
+a killed writer stays on its own (and is skipped as malformed), never glued to the next. The
+key index maps `sha256(channel, key)` to a small JSON file naming the session.
 
-Markers are written before `session.json` and removed after the session folder is gone, so
-a crash leaves at worst a marker pointing at nothing, which readers skip.
+Markers are written after `session.json` is whole and removed after the session folder is
+gone, so a listed session always has its record; a crash leaves at worst a marker pointing
+at nothing, which readers skip, or an unlisted folder of a session never handed out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -23,34 +30,48 @@ from agentkit.store.ids import created_ms, encode_cursor
 _MARKER_RE = re.compile(r"^\d{16}~ses_[A-Za-z0-9_-]{16,64}$")
 
 
+def _append_line(path: Path, line: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, f"\n{line}\n".encode("ascii"))  # short: one write, never split
+    finally:
+        os.close(fd)
+
+
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
 class SessionIndex:
-    """Marker folders under `<root>/index/`."""
+    """Index files under `<root>/index/`."""
 
-    def __init__(self, root: Path) -> None:
-        self._all = root / "all"
+    def __init__(self, root: Path, *, fsync: bool = False) -> None:
+        self._fsync = fsync  # as `session.json`: the pair must agree after a power cut
+        self._all = root / "all.idx"
         self._principals = root / "by-principal"
         self._keys = root / "keys"
 
     def add(self, record: SessionRecord) -> None:
         name = self.marker(record)
-        for folder in self._folders(record):
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / name).touch()
+        for path in self._files(record):
+            try:
+                _append_line(path, name)
+            except FileNotFoundError:  # the first session: make the folders
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _append_line(path, name)
         if record.continuation_key is not None:
             self._keys.mkdir(parents=True, exist_ok=True)
             write_json_atomic(
                 self._key_path(record.channel_id, record.continuation_key),
                 {"sessionId": record.id},
+                fsync=self._fsync,
             )
 
     def remove(self, record: SessionRecord) -> None:
         name = self.marker(record)
-        for folder in self._folders(record):
-            unlink(folder / name)
+        for path in self._files(record):
+            with contextlib.suppress(FileNotFoundError):  # never indexed: nothing to remove
+                _append_line(path, "-" + name)
         if record.continuation_key is not None:
             path = self._key_path(record.channel_id, record.continuation_key)
             pointed = read_json(path)
@@ -66,12 +87,15 @@ class SessionIndex:
 
     def newest_first(self, principal: str | None, after: str | None) -> list[str]:
         """Marker names, newest first, strictly after the cursor `after`."""
-        folder = self._all if principal is None else self._principals / _digest(principal)
+        path = self._all if principal is None else self._principals / f"{_digest(principal)}.idx"
         try:
-            names = [n for n in os.listdir(folder) if _MARKER_RE.fullmatch(n)]
+            lines = path.read_bytes().decode("ascii", "replace").split("\n")
         except FileNotFoundError:
             return []
-        names.sort(reverse=True)
+        removed = {line[1:] for line in lines if line.startswith("-")}
+        names = sorted(
+            {n for n in lines if _MARKER_RE.fullmatch(n) and n not in removed}, reverse=True
+        )
         if after is not None:
             names = [n for n in names if n < after]
         return names
@@ -84,11 +108,11 @@ class SessionIndex:
     def session_of(marker: str) -> str:
         return marker.split("~", 1)[1]
 
-    def _folders(self, record: SessionRecord) -> list[Path]:
-        folders = [self._all]
+    def _files(self, record: SessionRecord) -> list[Path]:
+        files = [self._all]
         if record.principal is not None:
-            folders.append(self._principals / _digest(record.principal))
-        return folders
+            files.append(self._principals / f"{_digest(record.principal)}.idx")
+        return files
 
     def _key_path(self, channel_id: str, continuation_key: str) -> Path:
         return self._keys / f"{_digest(channel_id, continuation_key)}.json"

@@ -8,7 +8,7 @@ import os
 import secrets
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
     """Replace `path` with `data` so readers see the old file or the new one, never a mix.
 
     The bytes go to a temporary file beside `path` (same folder, so the same file system),
-    optionally flushed to disk, then `os.replace` swaps it in.
+    then `os.replace` swaps it in. With `fsync` the bytes and then the folder (the rename)
+    are flushed to disk, so the new version also survives a power cut.
     """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
@@ -34,10 +35,60 @@ def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        if fsync:
+            _fsync_folder(path.parent)  # the rename itself, so the new name survives too
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # not possible everywhere (Windows); the contents are flushed anyway
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_in_place(path: Path, data: bytes, width: int) -> None:
+    """Overwrite `path` with `data` padded with spaces to `width` bytes (created if missing).
+
+    Not atomic for readers: callers hold a lock that readers take too. It is many times
+    cheaper than `write_atomic` (creating a file) or truncating one to zero (ext4 then
+    flushes the file on close). Same-width rewrites never leave old bytes behind; a longer
+    earlier content is cut to the new length. Readers strip the padding.
+    """
+    padded = data.ljust(width)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        view = memoryview(padded)
+        offset = 0
+        while offset < len(padded):
+            offset += os.pwrite(fd, view[offset:], offset)
+        if os.fstat(fd).st_size > len(padded):
+            os.ftruncate(fd, len(padded))
+    finally:
+        os.close(fd)
+
+
+def read_small(path: Path) -> bytes | None:
+    """The whole of a small file (padding stripped), or None when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).strip()
 
 
 def write_json_atomic(path: Path, value: Any, *, fsync: bool = True) -> None:
@@ -62,6 +113,15 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    """`os.pwrite` at `offset` until every byte is written."""
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view = view[written:]
+        offset += written
 
 
 def unlink(path: Path) -> bool:
@@ -116,6 +176,25 @@ if sys.platform != "win32":
         """Hold `path` shared: no holder of `exclusive(path)` runs meanwhile, in any process."""
         return _flock(path, fcntl.LOCK_SH)
 
+    def _try_flock(path: Path) -> Callable[[], None] | None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+
+        def release() -> None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+        return release
+
 else:  # pragma: no cover - exercised only on Windows
     from filelock import FileLock
 
@@ -128,6 +207,9 @@ else:  # pragma: no cover - exercised only on Windows
         """Without shared file locks, readers take the lock exclusively."""
         return _process_lock(path)
 
+    def _try_flock(path: Path) -> Callable[[], None] | None:
+        return None  # callers fall back to the blocking lock in a worker thread
+
 
 @contextlib.contextmanager
 def exclusive(path: Path) -> Iterator[None]:
@@ -138,3 +220,45 @@ def exclusive(path: Path) -> Iterator[None]:
     """
     with _thread_lock(str(path)), _process_lock(path):
         yield
+
+
+def try_exclusive(path: Path) -> Callable[[], None] | None:
+    """Take `exclusive(path)` only if that needs no waiting; returns the release function,
+    or None when another thread or process holds the lock.
+
+    This lets a short operation run on the event loop thread itself: handing it to a worker
+    thread costs more than the operation when nobody else holds the lock.
+    """
+    key = str(path)
+    with _THREAD_LOCKS_GUARD:
+        entry = _THREAD_LOCKS.get(key)
+        if entry is None:
+            entry = _THREAD_LOCKS[key] = [threading.Lock(), 0]
+        if not entry[0].acquire(blocking=False):
+            return None
+        entry[1] += 1
+
+    def release_thread_lock() -> None:
+        with _THREAD_LOCKS_GUARD:
+            entry[0].release()
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _THREAD_LOCKS[key]
+
+    try:
+        release_flock = _try_flock(path)
+    except BaseException:
+        release_thread_lock()
+        raise
+    if release_flock is None:
+        release_thread_lock()
+        return None
+    flock_release = release_flock
+
+    def release() -> None:
+        try:
+            flock_release()
+        finally:
+            release_thread_lock()
+
+    return release

@@ -4,7 +4,6 @@ Layout (`root` is the `.agentkit` state folder)::
 
     sessions/<id>/session.json         metadata (atomic replace; token stored hashed)
     sessions/<id>/events.ndjson        the durable stream, one event per line
-    sessions/<id>/lease.json           the turn lease, while held
     sessions/<id>/interrupt            present while a stop is requested
     sessions/<id>/workspace/           the harness working folder
     traces/<id>.ndjson                 written by `agentkit run`
@@ -12,11 +11,16 @@ Layout (`root` is the `.agentkit` state folder)::
     reminders/<id>.json                one file per reminder
     idempotency/<sha256(key)>.json     claims, with their expiry
     index/                             listing and continuation-key indexes
-    locks/                             lock files (never removed; see `_fs.exclusive`)
+    locks/<id>.lock                    the session's lock file (never removed; see
+                                       `_fs.exclusive`), holding its turn lease (blank
+                                       when free; `sessions/<id>/lease.json` on Windows)
 
 Every mutation of a session happens under its lock (a thread lock plus an `flock`, so
-threads, event loops and processes all exclude each other). Blocking file work runs in
-worker threads, never on the event loop.
+threads, event loops and processes all exclude each other). Small operations on a free lock
+(an append of a few events, a lease, a token) run on the calling thread: they take
+microseconds, less than handing them to a worker thread. Anything that may wait (a lock
+held elsewhere, a large catch-up read, an `fsync`, making a new session's folder) runs in a
+worker thread, never on the event loop.
 
 `follow` is woken directly by appends made through any `FileStore` in this process. Appends
 by another process are noticed by a cheap `stat` of `events.ndjson` every
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -35,39 +40,64 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentkit.errors import SessionExists, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft, now_iso
-from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import EventLog
 from agentkit.store._fileindex import SessionIndex
-from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
+from agentkit.store._filepaths import PathCache
+from agentkit.store._filerecords import FileRecords
+from agentkit.store._fs import (
+    exclusive,
+    read_json,
+    read_small,
+    try_exclusive,
+    unlink,
+    write_all,
+    write_in_place,
+    write_json_atomic,
+)
 from agentkit.store._notify import Notifier
 from agentkit.store.base import Lease, Page
 from agentkit.store.ids import (
     decode_cursor,
     encode_cursor,
-    hash_key,
-    validate_idempotency_key,
     validate_name,
     validate_session_id,
 )
 
 Clock = Callable[[], float]
+T = TypeVar("T")
 
 # Shared by every FileStore of the process, keyed by file path, so an append through one
 # instance wakes followers of another instance on the same folder.
 _NOTIFIER = Notifier()
-_PURGE_EVERY = 600.0
+_SUM_EVERY = 32  # new views between two checks of the cache's byte bound
+_LEASE_WIDTH = 160  # the lease is rewritten in place at this width (longer holders fit too)
 
 
-class FileStore:
+def _write_new(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise SessionExists(path.parent.name) from None
+    try:
+        write_all(fd, data)
+    except BaseException:
+        os.close(fd)
+        unlink(path)
+        raise
+    os.close(fd)
+
+
+class FileStore(FileRecords):
     """A `Store` over plain files under `root` (its folders are made here if missing).
 
-    `fsync_events=True` flushes every append to disk before it returns; by default appends
-    survive a killed process but not a power cut (see docs/sessions.md). `cache_sessions`
+    `fsync=True` flushes every append and every `session.json` write to disk before it
+    returns; by default they survive a killed process but not a power cut (see
+    docs/sessions.md). `cache_sessions`
     and `cache_bytes` bound how many sessions keep their parsed events in memory. Returned
     events are shared with that cache: treat them, and their `data`, as read-only.
     """
@@ -77,7 +107,7 @@ class FileStore:
         root: Path,
         *,
         clock: Clock = time.time,
-        fsync_events: bool = False,
+        fsync: bool = False,
         poll_interval: float = 0.25,
         cache_sessions: int = 256,
         cache_bytes: int = 256 << 20,
@@ -88,14 +118,16 @@ class FileStore:
         self._reminders = self.root / "reminders"
         self._claims = self.root / "idempotency"
         self._trash = self.root / ".trash"
-        self._index = SessionIndex(self.root / "index")
+        self._index = SessionIndex(self.root / "index", fsync=fsync)
+        self._files = PathCache(self._sessions, self._locks)
         self._clock = clock
-        self._fsync_events = fsync_events
+        self._fsync = fsync
         self._poll = poll_interval
         self._cache_size = max(1, cache_sessions)
         self._cache_bytes = cache_bytes
         self._logs: OrderedDict[str, EventLog] = OrderedDict()
         self._logs_guard = threading.Lock()
+        self._since_sum = 0
         self._last_purge = float("-inf")
         for folder in (self._sessions, self._locks, self._reminders, self._claims):
             folder.mkdir(parents=True, exist_ok=True)
@@ -104,14 +136,14 @@ class FileStore:
     # paths other components use
 
     def session_dir(self, session_id: str) -> Path:
-        return self._sessions / validate_session_id(session_id)
+        return self._files(session_id).folder
 
     def workspace_dir(self, session_id: str) -> Path:
         """The session's harness working folder (made when the session is created)."""
-        return self.session_dir(session_id) / "workspace"
+        return self._files(session_id).workspace
 
     def events_path(self, session_id: str) -> Path:
-        return self.session_dir(session_id) / "events.ndjson"
+        return self._files(session_id).events
 
     def trace_path(self, session_id: str) -> Path:
         """Where `agentkit run` writes the session's trace (the folder is not created)."""
@@ -124,21 +156,30 @@ class FileStore:
     # sessions
 
     async def create_session(self, record: SessionRecord) -> None:
-        folder = self.session_dir(record.id)
-        await asyncio.to_thread(self._create_sync, record, folder)
+        files = self._files(record.id)
 
-    def _create_sync(self, record: SessionRecord, folder: Path) -> None:
-        with self._lock(record.id):
-            if (folder / "session.json").exists():
+        def create() -> None:
+            if files.exists():
                 raise SessionExists(record.id)
+            files.workspace.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
+            if self._fsync:
+                write_json_atomic(files.record, record.to_dict())
+            else:
+                # Written directly, not through a temporary file and a rename (one file
+                # creation fewer): nobody knows the id before this returns, and the session
+                # is listed only after its record is whole.
+                _write_new(files.record, json.dumps(record.to_dict()).encode())
             self._index.add(record)
-            (folder / "workspace").mkdir(parents=True, exist_ok=True)
-            os.close(os.open(folder / "events.ndjson", os.O_WRONLY | os.O_CREAT, 0o600))
-            write_json_atomic(folder / "session.json", record.to_dict())
+
+        # Two folders and a few files: on a busy disk each creation can take a millisecond,
+        # too long to hold the event loop, so this one always runs in a worker thread.
+        await self._locked(record.id, create, inline=False)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        folder = self.session_dir(session_id)
-        return await asyncio.to_thread(self._get_sync, folder)
+        # One small file, read on the calling thread (see the module docstring).
+        raw = read_json(self._files(session_id).record)
+        return SessionRecord.from_dict(raw) if isinstance(raw, dict) else None
 
     @staticmethod
     def _get_sync(folder: Path) -> SessionRecord | None:
@@ -183,31 +224,29 @@ class FileStore:
         folder = self.session_dir(session_id)
 
         def touch() -> None:
-            with self._lock(session_id):
-                raw = read_json(folder / "session.json")
-                if not isinstance(raw, dict):
-                    raise SessionNotFound(session_id)
-                self._rewrite(folder, raw, updatedAt=now_iso())
+            raw = read_json(folder / "session.json")
+            if not isinstance(raw, dict):
+                raise SessionNotFound(session_id)
+            self._rewrite(folder, raw, updatedAt=now_iso())
 
-        await asyncio.to_thread(touch)
+        await self._locked(session_id, touch, inline=not self._fsync)
 
     async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
         folder = self.session_dir(session_id)
 
         def rotate() -> bool:
-            with self._lock(session_id):
-                raw = read_json(folder / "session.json")
-                if not isinstance(raw, dict) or raw.get("tokenHash") != expected_hash:
-                    return False
-                self._rewrite(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
-                return True
+            raw = read_json(folder / "session.json")
+            if not isinstance(raw, dict) or raw.get("tokenHash") != expected_hash:
+                return False
+            self._rewrite(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
+            return True
 
-        return await asyncio.to_thread(rotate)
+        return await self._locked(session_id, rotate, inline=not self._fsync)
 
-    @staticmethod
-    def _rewrite(folder: Path, raw: dict[str, Any], **changes: Any) -> None:
-        # Edits the stored JSON itself, so fields a newer version added survive.
-        write_json_atomic(folder / "session.json", {**raw, **changes})
+    def _rewrite(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
+        # Edits the stored JSON itself, so fields a newer version added survive. The rename
+        # alone survives a killed process; `fsync` adds a power cut (see docs/sessions.md).
+        write_json_atomic(folder / "session.json", {**raw, **changes}, fsync=self._fsync)
 
     async def delete_session(self, session_id: str) -> bool:
         folder = self.session_dir(session_id)
@@ -236,25 +275,56 @@ class FileStore:
     # events
 
     async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
-        folder = self.session_dir(session_id)
+        files = self._files(session_id)
+        log = self._log(session_id)
 
         def append() -> list[Event]:
-            with self._lock(session_id):
-                self._require_exists(folder)
-                return self._log(session_id).append(drafts, fsync=self._fsync_events)
+            if not files.exists():
+                raise SessionNotFound(session_id)
+            return log.append(drafts, fsync=self._fsync)
 
-        recorded = await asyncio.to_thread(append)
+        inline = not self._fsync and log.cheap_to_append()
+        recorded = await self._locked(session_id, append, inline=inline)
         if recorded:
-            _NOTIFIER.notify(str(folder / "events.ndjson"))
+            _NOTIFIER.notify(str(files.events))
         return recorded
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         validate_session_id(session_id)
-        found = await asyncio.to_thread(self._read_sync, session_id, start, limit)
+        found = self._read_here(session_id, start, limit)
+        if found is None:
+            found = await asyncio.to_thread(self._read_sync, session_id, start, limit)
         return found or []
 
+    def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        """Serve a read on the calling thread when that is cheap: nothing new since the view
+        was filled, or a small catch-up under a free lock. None: call `_read_sync`."""
+        found = self._read_cached(session_id, start, limit)
+        if found is not None or not self._exists(session_id):
+            return found
+        log = self._log(session_id)
+        if self._fsync or not log.cheap_to_append():
+            return None
+        release = try_exclusive(self._files(session_id).lock)
+        if release is None:
+            return None
+        try:
+            return log.read_locked(start, limit)
+        finally:
+            release()
+
+    def _read_cached(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        # Nothing new since the view was last read: two `stat`s and a slice, no thread.
+        # None sends the caller to `_read_sync` (which also tells a missing session).
+        if not self._exists(session_id):
+            return None
+        return self._log(session_id).read_cached(start, limit)
+
+    def _exists(self, session_id: str) -> bool:
+        return self._files(session_id).exists()
+
     def _read_sync(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
-        if not (self._sessions / session_id / "session.json").exists():
+        if not self._exists(session_id):
             return None
         return self._log(session_id).read(start, limit)
 
@@ -264,7 +334,9 @@ class FileStore:
         deadline = loop.time() + max(0.0, timeout)
         while True:
             with _NOTIFIER.register(key) as waiter:
-                found = await asyncio.to_thread(self._read_sync, session_id, start, None)
+                found = self._read_here(session_id, start, None)
+                if found is None:
+                    found = await asyncio.to_thread(self._read_sync, session_id, start, None)
                 remaining = deadline - loop.time()
                 if found is None:
                     return []
@@ -284,7 +356,8 @@ class FileStore:
                 raise SessionNotFound(session_id)
             return size
 
-        return await asyncio.to_thread(count)
+        cached = self._log(session_id).size_cached() if self._exists(session_id) else None
+        return cached if cached is not None else await asyncio.to_thread(count)
 
     # turn lease and interrupts
 
@@ -295,124 +368,71 @@ class FileStore:
         return await self._lease_op(session_id, holder, ttl, take_free=False)
 
     async def _lease_op(self, session_id: str, holder: str, ttl: float, *, take_free: bool) -> bool:
-        folder = self.session_dir(session_id)
+        files = self._files(session_id)
 
         def op() -> bool:
-            with self._lock(session_id):
-                self._require_exists(folder)
-                now = self._clock()
-                lease = self._read_lease(folder)
-                live = lease is not None and lease.expires_at > now
-                mine = live and lease is not None and lease.holder == holder
-                if not mine and (live or not take_free):
-                    return False
-                # Leases are short-lived: losing one to a power cut only frees it early.
-                write_json_atomic(
-                    folder / "lease.json",
-                    {"holder": holder, "expiresAt": now + ttl},
-                    fsync=False,
-                )
-                return True
+            if not files.exists():
+                raise SessionNotFound(session_id)
+            now = self._clock()
+            lease = self._read_lease(files.lease)
+            live = lease is not None and lease.expires_at > now
+            mine = live and lease is not None and lease.holder == holder
+            if not mine and (live or not take_free):
+                return False
+            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl})
+            write_in_place(files.lease, lease_json.encode(), _LEASE_WIDTH)
+            return True
 
-        return await asyncio.to_thread(op)
+        return await self._locked(session_id, op)
 
     async def release_lease(self, session_id: str, holder: str) -> None:
-        folder = self.session_dir(session_id)
+        path = self._files(session_id).lease
 
         def release() -> None:
-            with self._lock(session_id):
-                lease = self._read_lease(folder)
-                if lease is not None and lease.holder == holder:
-                    unlink(folder / "lease.json")
+            lease = self._read_lease(path)
+            if lease is not None and lease.holder == holder:
+                write_in_place(path, b"", _LEASE_WIDTH)
 
-        await asyncio.to_thread(release)
+        await self._locked(session_id, release)
 
     async def get_lease(self, session_id: str) -> Lease | None:
-        folder = self.session_dir(session_id)
-        lease = await asyncio.to_thread(self._read_lease, folder)
+        files = self._files(session_id)
+
+        def read() -> Lease | None:
+            # A lock file outlives its session (and the lease written in it).
+            return self._read_lease(files.lease) if files.exists() else None
+
+        lease = await self._locked(session_id, read)
         return lease if lease is not None and lease.expires_at > self._clock() else None
 
     @staticmethod
-    def _read_lease(folder: Path) -> Lease | None:
-        raw = read_json(folder / "lease.json")
-        if not isinstance(raw, dict):
+    def _read_lease(path: Path) -> Lease | None:
+        # Rewritten in place under the session lock (creating a file costs far more), so
+        # it is read under the lock too. Leases are never flushed to disk: an empty or
+        # damaged file (a power cut) is a free lease, which only frees it early.
+        try:
+            raw = json.loads(read_small(path) or b"null")
+            return Lease(holder=str(raw["holder"]), expires_at=float(raw["expiresAt"]))
+        except (ValueError, TypeError, KeyError):
             return None
-        return Lease(holder=str(raw["holder"]), expires_at=float(raw["expiresAt"]))
 
     async def set_interrupt(self, session_id: str, requested: bool) -> None:
-        folder = self.session_dir(session_id)
+        files = self._files(session_id)
 
         def flag() -> None:
-            with self._lock(session_id):
-                self._require_exists(folder)
-                if requested:
-                    (folder / "interrupt").touch()
-                else:
-                    unlink(folder / "interrupt")
+            if not files.exists():
+                raise SessionNotFound(session_id)
+            if requested:
+                files.interrupt.touch()
+            else:
+                unlink(files.interrupt)
 
-        await asyncio.to_thread(flag)
+        if not requested and files.exists() and not files.interrupt.exists():
+            return  # already clear: every accepted message asks this, so skip the lock
+        await self._locked(session_id, flag)
 
     async def interrupt_requested(self, session_id: str) -> bool:
-        flag = self.session_dir(session_id) / "interrupt"
-        return await asyncio.to_thread(flag.exists)
-
-    # reminders
-
-    async def put_reminder(self, reminder: ReminderRecord) -> None:
-        path = self._reminder_path(reminder.id)
-        await asyncio.to_thread(write_json_atomic, path, reminder.to_dict())
-
-    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
-        path = self._reminder_path(reminder_id)
-        raw = await asyncio.to_thread(read_json, path)
-        return ReminderRecord.from_dict(raw) if isinstance(raw, dict) else None
-
-    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
-        def scan() -> list[ReminderRecord]:
-            found: list[ReminderRecord] = []
-            for entry in os.scandir(self._reminders):
-                if entry.name.startswith(".") or not entry.name.endswith(".json"):
-                    continue
-                raw = read_json(Path(entry.path))
-                if isinstance(raw, dict):
-                    found.append(ReminderRecord.from_dict(raw))
-            return found
-
-        found = await asyncio.to_thread(scan)
-        if active_only:
-            found = [r for r in found if r.status == "active"]
-        return sorted(found, key=lambda r: (r.created_at, r.id))
-
-    async def delete_reminder(self, reminder_id: str) -> bool:
-        return await asyncio.to_thread(unlink, self._reminder_path(reminder_id))
-
-    def _reminder_path(self, reminder_id: str) -> Path:
-        return self._reminders / f"{validate_name(reminder_id, 'reminder id')}.json"
-
-    # idempotency
-
-    async def claim(self, key: str, ttl: float) -> bool:
-        path = self._claims / f"{hash_key(validate_idempotency_key(key))}.json"
-
-        def claim() -> bool:
-            with exclusive(self._locks / "_idempotency.lock"):
-                now = self._clock()
-                raw = read_json(path)
-                if isinstance(raw, dict) and float(raw.get("expiresAt", 0)) > now:
-                    return False
-                write_json_atomic(path, {"expiresAt": now + ttl})
-                if now - self._last_purge > _PURGE_EVERY:
-                    self._last_purge = now
-                    self._purge_claims(now)
-                return True
-
-        return await asyncio.to_thread(claim)
-
-    def _purge_claims(self, now: float) -> None:
-        for entry in os.scandir(self._claims):
-            raw = read_json(Path(entry.path)) if entry.name.endswith(".json") else None
-            if isinstance(raw, dict) and float(raw.get("expiresAt", 0)) <= now:
-                unlink(Path(entry.path))
+        return self._files(session_id).interrupt.exists()  # one `stat`
 
     async def close(self) -> None:
         with self._logs_guard:
@@ -437,15 +457,30 @@ class FileStore:
     def _lock(self, session_id: str) -> contextlib.AbstractContextManager[None]:
         return exclusive(self._locks / f"{session_id}.lock")
 
+    async def _locked(self, session_id: str, fn: Callable[[], T], *, inline: bool = True) -> T:
+        """Run `fn` holding the session's lock: right here when the lock is free and `fn`
+        is small (`inline`), else in a worker thread that may wait for the lock."""
+        path = self._files(session_id).lock
+        if inline:
+            release = try_exclusive(path)
+            if release is not None:
+                try:
+                    return fn()
+                finally:
+                    release()
+
+        def locked() -> T:
+            with exclusive(path):
+                return fn()
+
+        return await asyncio.to_thread(locked)
+
     def _log(self, session_id: str) -> EventLog:
         with self._logs_guard:
             found = self._logs.get(session_id)
             if found is None:
-                found = EventLog(
-                    self._sessions / session_id / "events.ndjson",
-                    session_id,
-                    self._locks / f"{session_id}.lock",
-                )
+                files = self._files(session_id)
+                found = EventLog(files.events, session_id, files.lock)
                 self._logs[session_id] = found
                 self._evict()
             else:
@@ -454,6 +489,12 @@ class FileStore:
 
     def _evict(self) -> None:
         # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
+        # Views grow after they are made, so the byte bound is approximate anyway: summing
+        # every view on each new session cost more than the rest of a turn's bookkeeping.
+        self._since_sum += 1
+        if len(self._logs) <= self._cache_size and self._since_sum < _SUM_EVERY:
+            return
+        self._since_sum = 0
         total = sum(log.cached_bytes for log in self._logs.values())
         while len(self._logs) > 1 and (
             len(self._logs) > self._cache_size or total > self._cache_bytes

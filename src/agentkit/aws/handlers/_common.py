@@ -70,8 +70,8 @@ def instrumented(fn: Handler) -> Handler:
         try:
             return logged(event, context)
         finally:
-            metrics = observability.metrics()
-            if metrics.metric_set:
+            metrics = observability.metrics_if_used()
+            if metrics is not None and metrics.metric_set:
                 metrics.flush_metrics()
 
     return wrapper

@@ -1,0 +1,86 @@
+"""Reminders and idempotency claims of the file store: one small JSON file each.
+
+Both are rare next to turns, so they keep the simple path: worker threads, and every write
+flushed to disk (losing a claim to a power cut would let a delivery run twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agentkit.scheduling.records import ReminderRecord
+from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
+from agentkit.store.ids import hash_key, validate_idempotency_key, validate_name
+
+_PURGE_EVERY = 600.0
+
+
+class FileRecords:
+    """The reminder and claim methods of `FileStore` (a mixin: it sets the attributes)."""
+
+    _reminders: Path
+    _claims: Path
+    _locks: Path
+    _clock: Callable[[], float]
+    _last_purge: float
+
+    # reminders
+
+    async def put_reminder(self, reminder: ReminderRecord) -> None:
+        path = self._reminder_path(reminder.id)
+        await asyncio.to_thread(write_json_atomic, path, reminder.to_dict())
+
+    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
+        path = self._reminder_path(reminder_id)
+        raw = await asyncio.to_thread(read_json, path)
+        return ReminderRecord.from_dict(raw) if isinstance(raw, dict) else None
+
+    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
+        def scan() -> list[ReminderRecord]:
+            found: list[ReminderRecord] = []
+            for entry in os.scandir(self._reminders):
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                    continue
+                raw = read_json(Path(entry.path))
+                if isinstance(raw, dict):
+                    found.append(ReminderRecord.from_dict(raw))
+            return found
+
+        found = await asyncio.to_thread(scan)
+        if active_only:
+            found = [r for r in found if r.status == "active"]
+        return sorted(found, key=lambda r: (r.created_at, r.id))
+
+    async def delete_reminder(self, reminder_id: str) -> bool:
+        return await asyncio.to_thread(unlink, self._reminder_path(reminder_id))
+
+    def _reminder_path(self, reminder_id: str) -> Path:
+        return self._reminders / f"{validate_name(reminder_id, 'reminder id')}.json"
+
+    # idempotency
+
+    async def claim(self, key: str, ttl: float) -> bool:
+        path = self._claims / f"{hash_key(validate_idempotency_key(key))}.json"
+
+        def claim() -> bool:
+            with exclusive(self._locks / "_idempotency.lock"):
+                now = self._clock()
+                raw = read_json(path)
+                if isinstance(raw, dict) and float(raw.get("expiresAt", 0)) > now:
+                    return False
+                write_json_atomic(path, {"expiresAt": now + ttl})
+                if now - self._last_purge > _PURGE_EVERY:
+                    self._last_purge = now
+                    self._purge_claims(now)
+                return True
+
+        return await asyncio.to_thread(claim)
+
+    def _purge_claims(self, now: float) -> None:
+        for entry in os.scandir(self._claims):
+            raw = read_json(Path(entry.path)) if entry.name.endswith(".json") else None
+            if isinstance(raw, dict) and float(raw.get("expiresAt", 0)) <= now:
+                unlink(Path(entry.path))
