@@ -6,7 +6,7 @@ and Strands (a fake model provider), all in one event loop, interleaved in round
 moment of the machine hits every framework alike. A framework that is not installed prints
 a skip line. Nothing is asserted: read the ratios.
 
-    python bench/bench_turn.py [--rounds 7] [--turns 100]
+    python bench/bench_turn.py [--rounds 7] [--turns 50] [--only "agentkit"]
 """
 
 from __future__ import annotations

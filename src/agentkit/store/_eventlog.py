@@ -161,7 +161,7 @@ class EventLog:
                 if fsync:
                     os.fsync(fd)
                 if batch:
-                    os.pwrite(fd, data[:1], self._offset)  # the batch is whole: show it
+                    pwrite_all(fd, data[:1], self._offset)  # the batch is whole: show it
                     if fsync:
                         os.fsync(fd)
             except OSError as exc:

@@ -66,10 +66,7 @@ def write_in_place(path: Path, data: bytes, width: int) -> None:
     padded = data.ljust(width)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        view = memoryview(padded)
-        offset = 0
-        while offset < len(padded):
-            offset += os.pwrite(fd, view[offset:], offset)
+        pwrite_all(fd, padded, 0)
         if os.fstat(fd).st_size > len(padded):
             os.ftruncate(fd, len(padded))
     finally:
@@ -116,7 +113,11 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def pwrite_all(fd: int, data: bytes, offset: int) -> None:
-    """`os.pwrite` at `offset` until every byte is written."""
+    """Write all of `data` at `offset` (the descriptor's own position is not relied on)."""
+    if not hasattr(os, "pwrite"):  # pragma: no cover - Windows has no pwrite
+        os.lseek(fd, offset, os.SEEK_SET)
+        write_all(fd, data)
+        return
     view = memoryview(data)
     while view:
         written = os.pwrite(fd, view, offset)
