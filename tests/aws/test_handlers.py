@@ -70,13 +70,15 @@ def test_sample_create_session_event_is_accepted(aws_stack: Stack) -> None:
 
 
 # What the API function's cold start must never load: the local server, provider SDKs,
-# and what only a turn (run by TurnFunction), a raw-schema tool input or the docs site needs.
+# and what only a turn (run by TurnFunction), a raw-schema tool input, the docs site or cron
+# arithmetic (schedules and reminders, checked at build time and fired elsewhere) needs.
 LAZY_MODULES = (
     "uvicorn",
     "anthropic",
     "openai",
     "markdown_it",
     "jsonschema",
+    "croniter",  # its dateutil and six come with botocore anyway
     "agentkit.engine.loop",
     "agentkit.engine.tools",
     "agentkit.engine.builtins",

@@ -65,6 +65,23 @@ async def test_follow_up_checks_the_owner(env: Env) -> None:
         await rt.get_session("../../etc/passwd", principal=ALICE)
 
 
+async def test_the_http_conversation_key_reaches_the_session_for_its_owner(env: Env) -> None:
+    rt = env.runtime([Step.text("hi"), Step.text("again")])
+    acc = await rt.start_session("one", principal=ALICE)
+    await settle(rt)
+    key = f"session:{acc.session_id}"
+    with pytest.raises(Forbidden):
+        await rt.follow_up_by_key("http", key, "x", principal=BOB)
+    again = await rt.follow_up_by_key("http", key, "two", principal=ALICE)
+    await settle(rt)
+    assert again.session_id == acc.session_id
+    events = await rt.store.read(acc.session_id)
+    assert [e.data["message"] for e in events if e.type == "message.received"] == ["one", "two"]
+    # The key names an HTTP conversation; on another channel it names nothing.
+    with pytest.raises(NotFound):
+        await rt.follow_up_by_key("webhook", key, "x", principal=ALICE)
+
+
 async def test_task_sessions_are_not_followable(env: Env) -> None:
     rt = env.runtime([Step.text("report")])
     acc = await rt.start_session("run", principal=ALICE, mode="task")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.models import TestModel, parse_model_id, resolve_model
 from agentkit.project.bundle import AgentBundle
 from agentkit.project.diagnostics import CODES
 from tests.fixtures.project_tree import ProjectTree, write_tree
@@ -176,6 +177,15 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         {
             "agent/agent.py": (
                 "from agentkit import define_agent\nagent = define_agent(model='acme:x')\n"
+            )
+        },
+        "model.invalid",
+        "agent/agent.py",
+    ),
+    "test model given a model name": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(model='test:x')\n"
             )
         },
         "model.invalid",
@@ -365,3 +375,22 @@ def test_missing_agent_folder(project_tree: ProjectTree) -> None:
 def test_warnings_do_not_make_the_manifest_invalid(project_tree: ProjectTree) -> None:
     m = AgentBundle.discover(project_tree({"agent/tools/notes.txt": "x"})).manifest
     assert m.diagnostics and not m.has_errors
+
+
+@pytest.mark.parametrize("model_id", ["Anthropic:claude-sonnet-4-5", "OPENAI:gpt-4o", "Test"])
+def test_provider_names_match_without_regard_to_case(
+    project_tree: ProjectTree, model_id: str
+) -> None:
+    agent_py = f"from agentkit import define_agent\nagent = define_agent(model={model_id!r})\n"
+    m = AgentBundle.discover(project_tree({"agent/agent.py": agent_py})).manifest
+    assert m.diagnostics == []
+    assert m.agent.model == model_id
+    # The id that validated is one the runtime resolves to the same provider.
+    assert parse_model_id(model_id)[0] == model_id.partition(":")[0].lower()
+
+
+def test_a_validated_test_model_id_resolves_to_the_test_model(project_tree: ProjectTree) -> None:
+    agent_py = "from agentkit import define_agent\nagent = define_agent(model='TEST')\n"
+    m = AgentBundle.discover(project_tree({"agent/agent.py": agent_py})).manifest
+    assert m.diagnostics == []
+    assert isinstance(resolve_model(m.agent.model), TestModel)

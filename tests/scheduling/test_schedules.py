@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,40 @@ async def test_missed_firings_are_not_replayed_on_start(project, tmp_path) -> No
     await rig.clock.advance(timedelta(minutes=1))
     assert list(runner.history) == []
     await rig.scheduling.aclose()
+
+
+NUDGE = """
+import os
+
+from agentkit import define_schedule
+
+
+async def nudge(ctx):
+    key = os.environ["NUDGE_KEY"]
+    await ctx.receive("http", message="Anything new?", auth="alice", continuation_key=key)
+
+
+schedule = define_schedule(cron="0 8 * * *", run=nudge)
+"""
+
+
+async def test_a_schedule_reaches_an_http_session_by_its_conversation_key(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "agent" / "schedules" / "nudge.py").write_text(NUDGE)
+    rig = Rig(project, tmp_path, dev=True)
+    await rig.scheduling.start()
+    try:
+        accepted = await rig.runtime.start_session("hello", principal=Principal("alice"))
+        sid = accepted.session_id
+        answered = await rig.wait_for(sid, "turn.completed")
+        monkeypatch.setenv("NUDGE_KEY", f"session:{sid}")
+
+        result = await rig.scheduling.dispatch_schedule("nudge")
+
+        assert result["sessionIds"] == [sid]
+        assert [s.id for s in (await rig.store.list_sessions(None)).items] == [sid]
+        nudged = await rig.wait_for(sid, "message.received", after=answered.index)
+        assert (nudged.data["message"], nudged.data["source"]) == ("Anything new?", "schedule")
+    finally:
+        await rig.scheduling.aclose()

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentkit.engine.tools import Outcome
+from agentkit.engine.tools import Outcome, elapsed_ms
 
 STDERR_TAIL = 2000
 
@@ -68,7 +68,7 @@ async def run_agent_tool(
             proc.kill()
         await proc.wait()
         return Outcome(
-            True, error=f"agent tool timed out after {timeout:g}s", duration_ms=_ms(started)
+            True, error=f"agent tool timed out after {timeout:g}s", duration_ms=elapsed_ms(started)
         )
     tail = err.decode(errors="replace")[-STDERR_TAIL:].strip()
     line = out.decode(errors="replace").strip().splitlines()[-1:] if out else []
@@ -81,17 +81,13 @@ async def run_agent_tool(
         return Outcome(
             True,
             error=f"agent tool exited with code {proc.returncode} and no result{detail}",
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
     if reply.get("ok"):
-        return Outcome(False, result=reply.get("result"), duration_ms=_ms(started))
+        return Outcome(False, result=reply.get("result"), duration_ms=elapsed_ms(started))
     return Outcome(
-        True, error=str(reply.get("error") or "agent tool failed"), duration_ms=_ms(started)
+        True, error=str(reply.get("error") or "agent tool failed"), duration_ms=elapsed_ms(started)
     )
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
 
 
 def _load(module: str, path: str | None) -> Any:

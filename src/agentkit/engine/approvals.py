@@ -1,14 +1,21 @@
-"""Pending approvals, folded from a session's events (nothing else remembers them)."""
+"""Pending approvals, folded from a session's events (nothing else remembers them), and
+recording a decision on one."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentkit.engine.service import PendingApproval
-from agentkit.events import Event, EventType
+from agentkit.engine.service import Decision, PendingApproval
+from agentkit.errors import Conflict, NotFound
+from agentkit.events import ActionApprovalResolved, Event, EventType, draft
+from agentkit.sessions import Principal, SessionRecord
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str:
@@ -44,3 +51,38 @@ def was_resolved(events: Iterable[Event], call_id: str) -> bool:
         ev.type == EventType.ACTION_APPROVAL_RESOLVED and ev.data.get("callId") == call_id
         for ev in events
     )
+
+
+async def record_decision(
+    rt: AgentRuntime,
+    record: SessionRecord,
+    call_id: str,
+    decision: Decision,
+    principal: Principal,
+) -> None:
+    """Record the decision (bound to the call's arguments), then dispatch the parked turn.
+
+    The session's lease is held while the pending call is looked up and the decision
+    recorded, so two decisions on one call cannot both land.
+    """
+    holder = "approval:" + secrets.token_hex(6)
+    if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
+        raise Conflict("the session is busy", code="session_busy")
+    try:
+        events = await rt.store.read(record.id)
+        found = next((p for p in pending_approvals(events) if p.call_id == call_id), None)
+        if found is None:
+            if was_resolved(events, call_id):
+                raise Conflict("this approval was already resolved", code="already_resolved")
+            raise NotFound(f"no pending approval {call_id!r}")
+        resolved = ActionApprovalResolved(
+            call_id=call_id,
+            decision=decision,
+            principal=principal.id,
+            argumentsDigest=arguments_digest(found.arguments),
+        )
+        await rt.record(record, [draft(resolved, turn_id=found.turn_id)])
+    finally:
+        await rt.store.release_lease(record.id, holder)
+    if found.turn_id is not None:
+        await rt.dispatcher.dispatch(record.id, found.turn_id)

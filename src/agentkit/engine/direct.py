@@ -11,11 +11,11 @@ import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentkit.engine.loop import session_info
 from agentkit.engine.service import ToolCallOutcome
 from agentkit.engine.tools import CallContext, InvalidToolInput, call_workdir, invoke
 from agentkit.errors import BadRequest, Conflict, NotFound
 from agentkit.events import ActionCall, ActionResult, ActionsRequested, draft
+from agentkit.hooks import session_info
 from agentkit.sessions import SessionRecord, SessionStatus, fold_status
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.authoring.contexts import HostServices, SessionInfo, ToolContext
+from agentkit.authoring.contexts import HostServices, ToolContext
 from agentkit.engine.agent_tool import run_agent_tool
 from agentkit.engine.approvals import arguments_digest
 from agentkit.engine.builtins import TASK, TaskInput
@@ -52,6 +52,7 @@ from agentkit.events import (
     TurnFailed,
     TurnStarted,
 )
+from agentkit.hooks import session_info
 from agentkit.models.base import Model, ModelRequest
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
@@ -413,14 +414,4 @@ def _result(call: ActionCall, outcome: Outcome) -> ActionResult:
         result=outcome.result,
         error=outcome.error,
         duration_ms=outcome.duration_ms,
-    )
-
-
-def session_info(s: SessionRecord) -> SessionInfo:
-    return SessionInfo(
-        id=s.id,
-        channel_id=s.channel_id,
-        mode=s.mode,
-        principal=s.principal,
-        continuation_key=conversation_key(s),
     )

@@ -4,42 +4,38 @@ Sessions are created and continued here; turns run through the dispatcher (async
 locally, an asynchronous Lambda invocation on AWS) into `run_turn`, which takes the
 session's turn lease so a turn dispatched twice runs once. All state a restart needs is in
 the events: `recover()` ends turns whose process died and leaves parked approvals
-resolvable.
+resolvable. Running a turn lives in `engine.running`, settling and recovery in
+`engine.lifecycle`, approval decisions in `engine.approvals`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import tempfile
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
-from agentkit.engine.approvals import arguments_digest, pending_approvals, was_resolved
+from agentkit.engine.approvals import pending_approvals, record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.fold import TurnState, fold_turn
-from agentkit.engine.lifecycle import LOST_TURN, abandon_parked, recover_all, settle
+from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
 from agentkit.engine.recorder import Recorder
+from agentkit.engine.running import run_turn
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.turns import fail_turn
 from agentkit.engine.workspace import check_files, seed, write_files
 from agentkit.errors import (
     BadRequest,
     Conflict,
     Forbidden,
     InvalidId,
-    ModelError,
     NotFound,
     SessionNotFound,
 )
 from agentkit.events import (
-    ActionApprovalResolved,
     Event,
     EventDraft,
     MessageReceived,
@@ -50,15 +46,18 @@ from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
+    HTTP_KEY_PREFIX,
     Mode,
     Principal,
     SessionRecord,
     SessionStatus,
+    conversation_key,
     fold_status,
     fold_status_tail,
     hash_token,
     new_http_token,
     new_session_id,
+    session_id_of_key,
     token_matches,
     validate_session_id,
 )
@@ -70,8 +69,6 @@ if TYPE_CHECKING:
     # turns to another function (the API function on Lambda) never loads it.
     from agentkit.engine.direct import DirectCalls
     from agentkit.engine.tools import ToolEntry
-
-STORE_INTERRUPT_POLL = 0.25
 
 
 class Bundle(Protocol):
@@ -130,9 +127,11 @@ class AgentRuntime:
         self.settle_timeout = settle_timeout
         self._tools: dict[str, ToolEntry] | None = None
         self._model: Model | None = None
-        self._local_stop: set[str] = set()
-        self._running: set[str] = set()  # sessions with a turn running in this process
-        self._streams: dict[str, asyncio.Task[Any]] = {}
+        # Shared with `engine.running`: stops asked for in this process, sessions with a
+        # turn running here, and the model streams of those turns (cancelled on a stop).
+        self.local_stop: set[str] = set()
+        self.running: set[str] = set()
+        self.streams: dict[str, asyncio.Task[Any]] = {}
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
         self._system: str | None = None
@@ -170,6 +169,20 @@ class AgentRuntime:
             return Path(fn(session_id))
         return self.state_root / "sessions" / session_id / "workspace"
 
+    def model(self) -> Model:
+        """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
+        if self._model is None:
+            self._model = self.model_resolver(self.manifest.agent.model)
+        return self._model
+
+    def system_prompt(self) -> str:
+        """The system prompt built from the manifest, on first use."""
+        if self._system is None:
+            from agentkit.engine.builtins import system_prompt
+
+            self._system = system_prompt(self.manifest)
+        return self._system
+
     def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
         return Recorder(self.store, record, self.fanout, turn_id)
 
@@ -204,7 +217,7 @@ class AgentRuntime:
         await self.store.create_session(record)
         self._remember(record)
         if files:
-            self._prepare_workspace(record.id, files)
+            self.prepare_workspace(record.id, files)
         turn_id = new_turn_id()
         started = SessionStarted(
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
@@ -249,8 +262,12 @@ class AgentRuntime:
         principal: Principal,
         source: str = "channel",
     ) -> Accepted:
-        """Continue the session a channel key points at (reminders and channels use this)."""
-        record = await self.store.find_session(channel_id, continuation_key)
+        """Continue the session a channel key points at (reminders, schedules and channels).
+
+        For the HTTP channel the key is the session's conversation key, `session:<id>` (see
+        `conversation_key`): it names the session but is never its continuation token.
+        """
+        record = await self._find_by_key(channel_id, continuation_key)
         if record is None:
             raise NotFound(f"no session for {channel_id} key {continuation_key!r}")
         if not principal.owns(record):
@@ -261,6 +278,16 @@ class AgentRuntime:
         await self.store.touch_session(record.id)
         turn_id = await self._accept(record, message, principal, source, {})
         return Accepted(record.id, continuation_key, turn_id)
+
+    async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
+        record = await self.store.find_session(channel_id, key)
+        session_id = session_id_of_key(channel_id, key)
+        if record is None and session_id is not None:
+            found = await self.store.get_session(session_id)
+            # Only a session that key really names: an HTTP one without a key of its own.
+            if found is not None and conversation_key(found) == HTTP_KEY_PREFIX + found.id:
+                record = found
+        return record
 
     async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Accepted:
         """Send a message into a session by id, as its owner, with no token (trusted callers:
@@ -288,10 +315,10 @@ class AgentRuntime:
         files: dict[str, str],
     ) -> str:
         if files:
-            self._prepare_workspace(record.id, files)
+            self.prepare_workspace(record.id, files)
         # A stop asked for before this message was meant for an earlier turn; one asked for
         # from now on is meant for this one.
-        self._local_stop.discard(record.id)
+        self.local_stop.discard(record.id)
         await self.store.set_interrupt(record.id, False)
         turn_id = new_turn_id()
         await self.record(
@@ -306,11 +333,11 @@ class AgentRuntime:
 
     async def interrupt(self, session_id: str) -> None:
         """Ask the session's running turn to stop at its next safe point."""
-        self._local_stop.add(session_id)
-        stream = self._streams.get(session_id)
+        self.local_stop.add(session_id)
+        stream = self.streams.get(session_id)
         if stream is not None:
             stream.cancel()  # a model blocked mid-stream stops now, not at its next chunk
-        if session_id not in self._running:
+        if session_id not in self.running:
             # The turn runs in another process (or has not started): it reads the flag.
             await self.store.set_interrupt(session_id, True)
 
@@ -386,27 +413,7 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self._owned(session_id, principal)
-        holder = "approval:" + secrets.token_hex(6)
-        if not await self.store.acquire_lease(record.id, holder, self.lease_ttl):
-            raise Conflict("the session is busy", code="session_busy")
-        try:
-            events = await self.store.read(record.id)
-            found = next((p for p in pending_approvals(events) if p.call_id == call_id), None)
-            if found is None:
-                if was_resolved(events, call_id):
-                    raise Conflict("this approval was already resolved", code="already_resolved")
-                raise NotFound(f"no pending approval {call_id!r}")
-            resolved = ActionApprovalResolved(
-                call_id=call_id,
-                decision=decision,
-                principal=principal.id,
-                argumentsDigest=arguments_digest(found.arguments),
-            )
-            await self.record(record, [draft(resolved, turn_id=found.turn_id)])
-        finally:
-            await self.store.release_lease(record.id, holder)
-        if found.turn_id is not None:
-            await self.dispatcher.dispatch(record.id, found.turn_id)
+        await record_decision(self, record, call_id, decision, principal)
 
     # ---- direct tool calls ---------------------------------------------------------
 
@@ -424,6 +431,10 @@ class AgentRuntime:
 
     # ---- turns ---------------------------------------------------------------------
 
+    def known_record(self, session_id: str) -> SessionRecord | None:
+        """The session record this process has already seen, if any."""
+        return self._records.get(session_id)
+
     def _remember(self, record: SessionRecord) -> None:
         if len(self._records) >= 1024:
             self._records.pop(next(iter(self._records)))
@@ -431,94 +442,11 @@ class AgentRuntime:
 
     async def run_turn(self, session_id: str, turn_id: str) -> None:
         """Run or resume one turn. A second dispatch of the same turn does nothing."""
-        record = self._records.get(session_id) or await self.store.get_session(session_id)
-        if record is None:
-            return
-        holder = f"{turn_id}:{secrets.token_hex(6)}"
-        if not await self.store.acquire_lease(session_id, holder, self.lease_ttl):
-            return
-        renewer = asyncio.create_task(self._renew(session_id, holder))
-        self._running.add(session_id)
-        try:
-            events = await self.store.read(session_id)
-            state = fold_turn(events, turn_id)
-            if state.terminal or not state.received or state.parked:
-                return
-            if state.started and not state.resumable:
-                await fail_turn(self.recorder(record, turn_id), state, LOST_TURN)
-                return
-            await self._drive(record, turn_id, state, events)
-        finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
-            self._running.discard(session_id)
-            # The stored flag stays until the next message is accepted (see `_accept`).
-            self._local_stop.discard(session_id)
-            await self.store.release_lease(session_id, holder)
+        await run_turn(self, session_id, turn_id)
 
-    async def _drive(
-        self, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
-    ) -> None:
-        recorder = self.recorder(record, turn_id)
-        try:
-            model = self._model or self.model_resolver(self.manifest.agent.model)
-            self._model = model
-        except ModelError as exc:
-            await fail_turn(recorder, state, str(exc))
-            return
-        from agentkit.engine.builtins import system_prompt
-        from agentkit.engine.loop import TurnDeps, TurnRunner
-
-        if self._system is None:
-            self._system = system_prompt(self.manifest)
-        workspace = self.workspace(record.id)
-        deps = TurnDeps(
-            manifest=self.manifest,
-            session=record,
-            recorder=recorder,
-            model=model,
-            resolve_model=self.model_resolver,
-            tools=self.tools,
-            system=self._system,
-            host=self.host,
-            workspace=workspace,
-            state_root=self.state_root,
-            project_root=getattr(self.bundle, "root", None),
-            interrupted=self._interrupt_check(record.id),
-            events=events,
-            streams=self._streams,
-            prepare_workspace=lambda: self._prepare_workspace(record.id, {}),
-        )
-        await TurnRunner(deps, state).run()
-
-    def _interrupt_check(self, session_id: str) -> Callable[[], Awaitable[bool]]:
-        """Local stops are seen at once; the store's flag (set by other processes) is read
-        at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
-        last = time.monotonic()
-
-        async def check() -> bool:
-            nonlocal last
-            if session_id in self._local_stop:
-                return True
-            now = time.monotonic()
-            if now - last < STORE_INTERRUPT_POLL:
-                return False
-            last = now
-            return await self.store.interrupt_requested(session_id)
-
-        return check
-
-    async def _renew(self, session_id: str, holder: str) -> None:
-        while True:
-            await asyncio.sleep(self.lease_ttl / 3)
-            if not await self.store.renew_lease(session_id, holder, self.lease_ttl):
-                self._local_stop.add(session_id)  # someone else owns the turn now
-                return
-
-    def _prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
+    def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
         workspace = self.workspace(session_id)
-        seed(workspace, self.manifest, self.bundle.sandbox_dir)
+        seed(workspace, self.manifest, self.bundle.sandbox_dir, self.bundle.root)
         if files:
             write_files(workspace, files)
 

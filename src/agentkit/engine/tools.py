@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import hashlib
 import inspect
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
+from agentkit.store.ids import is_valid_name
 
 if TYPE_CHECKING:
     import jsonschema
@@ -172,21 +172,19 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
         return Outcome(
             True,
             error=f"tool {entry.name!r} timed out after {timeout:g}s",
-            duration_ms=_ms(started),
+            duration_ms=elapsed_ms(started),
         )
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         msg = str(exc) or type(exc).__name__
-        return Outcome(True, error=f"{type(exc).__name__}: {msg}", duration_ms=_ms(started))
-    return Outcome(False, result=out, duration_ms=_ms(started))
+        return Outcome(True, error=f"{type(exc).__name__}: {msg}", duration_ms=elapsed_ms(started))
+    return Outcome(False, result=out, duration_ms=elapsed_ms(started))
 
 
-def _ms(started: float) -> int:
+def elapsed_ms(started: float) -> int:
+    """Whole milliseconds since `started`, a `time.perf_counter()` reading."""
     return int((time.perf_counter() - started) * 1000)
-
-
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 def call_workdir(root: Path, call_id: str) -> Path:
@@ -194,9 +192,7 @@ def call_workdir(root: Path, call_id: str) -> Path:
 
     Call ids come from the model provider, so any id that is not a plain name is hashed
     before it becomes a folder name."""
-    name = (
-        call_id if _SAFE_NAME.fullmatch(call_id) else hashlib.sha256(call_id.encode()).hexdigest()
-    )
+    name = call_id if is_valid_name(call_id) else hashlib.sha256(call_id.encode()).hexdigest()
     return root / "tool-calls" / name
 
 

@@ -1,8 +1,10 @@
 """Per-session workspaces: the folder a session's agent tools run in.
 
-Seeded once from `agent/sandbox/workspace/**`, with the instructions as `AGENTS.md` and
-each skill under `.agentkit/skills/<name>/SKILL.md` (plus its files). Per-send
-`workspaceFiles` are written before the turn; their paths must be relative and stay inside.
+Seeded once, when a session first needs it, from `agent/sandbox/workspace/**`, with the
+instructions as `AGENTS.md`, each skill under `.agentkit/skills/<name>/SKILL.md` (plus its
+files), and each agent-execution tool's source as `.agentkit/tools/<name>.py`, catalogued
+at the end of `AGENTS.md`. Per-send `workspaceFiles` are written before the turn; their
+paths must be relative and stay inside.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from agentkit.errors import BadRequest
-from agentkit.project.manifest import Manifest
+from agentkit.project.manifest import Manifest, ToolSpec
 
 SEED_MARKER = ".agentkit/seeded"
 MAX_FILES = 200
@@ -54,22 +56,77 @@ def _write(root: Path, rel: str, text: str) -> None:
     os.replace(tmp, target)
 
 
-def seed(workspace: Path, manifest: Manifest, sandbox_dir: Path | None) -> None:
-    """Create and seed the workspace once (a marker file records that it was done)."""
+def seed(
+    workspace: Path,
+    manifest: Manifest,
+    sandbox_dir: Path | None,
+    project_root: Path | None = None,
+) -> None:
+    """Create and seed the workspace once (a marker file records that it was done).
+
+    `project_root` is where the agent tools' source files are read from; without it the
+    tools are still catalogued, with no script beside them.
+    """
     marker = workspace / SEED_MARKER
     if marker.exists():
         return
     workspace.mkdir(parents=True, exist_ok=True)
     if sandbox_dir is not None and sandbox_dir.is_dir():
         shutil.copytree(sandbox_dir, workspace, dirs_exist_ok=True)
-    if manifest.instructions:
-        _write(workspace, "AGENTS.md", manifest.instructions)
+    agent_tools = [t for t in manifest.tools if t.execution == "agent" and t.ref is not None]
+    for tool in agent_tools:
+        _copy_tool_source(workspace, tool, project_root)
+    agents_md = manifest.instructions
+    if agent_tools:
+        catalog = tool_catalog(agent_tools)
+        agents_md = f"{agents_md.rstrip()}\n\n{catalog}" if agents_md.strip() else catalog
+    if agents_md:
+        _write(workspace, "AGENTS.md", agents_md)
     for skill in manifest.skills:
         base = f".agentkit/skills/{skill.name}"
         _write(workspace, f"{base}/SKILL.md", skill.markdown)
         for rel, text in skill.files.items():
             _write(workspace, f"{base}/{safe_relative(rel)}", text)
     _write(workspace, SEED_MARKER, "")
+
+
+TOOLS_DIR = ".agentkit/tools"
+
+
+def tool_script(name: str) -> str:
+    """Where an agent tool's source lands in the workspace."""
+    return f"{TOOLS_DIR}/{safe_relative(name + '.py')}"
+
+
+def _copy_tool_source(workspace: Path, tool: ToolSpec, project_root: Path | None) -> None:
+    if project_root is None or tool.ref is None:
+        return
+    try:
+        text = (project_root / tool.ref.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # the tool still runs from the project; only the copy for reading is missing
+    _write(workspace, tool_script(tool.name), text)
+
+
+def tool_catalog(tools: list[ToolSpec]) -> str:
+    """The `AGENTS.md` section naming the agent tools, what they do and how they run."""
+    lines = [
+        "## Agent tools",
+        "",
+        "These tools run as scripts in this folder. Call them as tools; agentkit runs the",
+        "script with this folder as its working directory. By hand, pipe the input as JSON:",
+        "`echo '{\"input\": {...}}' | python -m agentkit.engine.agent_tool <module> <function>"
+        " <script>`.",
+        "",
+    ]
+    for tool in tools:
+        ref = tool.ref
+        where = f"`{tool_script(tool.name)}`"
+        if ref is not None:
+            where += f" (module `{ref.module}`, function `{ref.attribute}`)"
+        description = " ".join(tool.description.split())
+        lines.append(f"- `{tool.name}`: {description} Script: {where}.")
+    return "\n".join(lines) + "\n"
 
 
 def write_files(workspace: Path, files: Mapping[str, str]) -> None:

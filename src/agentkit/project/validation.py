@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+from agentkit.errors import ModelError
 from agentkit.models import PROVIDERS as MODEL_PROVIDERS
+from agentkit.models import parse_model_id
 from agentkit.scheduling.cron import validate_cron
 
 SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -26,19 +28,23 @@ def slug_problem(slug: str) -> str | None:
 
 
 def model_problem(model_id: object) -> str | None:
-    """Why `model_id` is not a `provider:model` id we can run, or None."""
+    """Why `model_id` is not a `provider:model` id we can run, or None.
+
+    The rule is `parse_model_id`'s, the one `resolve_model` applies, so an id that passes
+    here is one that resolves: the provider matches case-insensitively, and the bare `test`
+    takes no model name. A blank id is refused here although the runtime would fall back to
+    `AGENTKIT_MODEL`: written in an agent folder, it is a mistake.
+    """
     if not isinstance(model_id, str):
         return f"model must be a string like 'anthropic:claude-sonnet-4-5', not {model_id!r}"
-    if model_id == "test":
-        return None
-    provider, sep, name = model_id.partition(":")
-    if not sep or not name.strip():
+    if not model_id.strip():
         return (
             f"model {model_id!r} must look like provider:model (providers: {', '.join(PROVIDERS)})"
         )
-    if provider not in PROVIDERS:
-        known = ", ".join(PROVIDERS)
-        return f"unknown model provider {provider!r} in {model_id!r}; use one of {known}"
+    try:
+        parse_model_id(model_id)
+    except ModelError as exc:
+        return str(exc)
     return None
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from croniter import croniter
-
 from agentkit.events import iso_utc
 
 __all__ = ["format_instant", "next_fire", "parse_duration", "parse_instant", "validate_cron"]
@@ -37,6 +35,10 @@ def validate_cron(expr: object) -> str | None:
     for field in fields:
         if not _FIELD_RE.fullmatch(field) or "H" in field.upper().replace("TH", ""):
             return f"invalid cron field {field!r} in {expr.strip()!r}"
+    # Imported here, not at the top: croniter (with dateutil and six) is costly to load and
+    # a process that only answers requests (the API function) never needs it.
+    from croniter import croniter
+
     if not croniter.is_valid(" ".join(fields)):
         return f"invalid cron expression {expr.strip()!r}"
     try:
@@ -60,6 +62,8 @@ def next_fire(expr: str, after: datetime) -> datetime:
     problem = validate_cron(expr)
     if problem is not None:
         raise ValueError(problem)
+    from croniter import croniter
+
     start = _as_utc(after)
     result = croniter(" ".join(expr.split()), start).get_next(datetime)
     assert isinstance(result, datetime)

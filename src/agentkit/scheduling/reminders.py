@@ -27,7 +27,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, ReminderTick
 from agentkit.errors import BadRequest, Conflict, HttpError, InvalidId, NotFound
@@ -42,6 +42,9 @@ from agentkit.scheduling.cron import (
 from agentkit.scheduling.records import ReminderRecord, ScheduleKind
 from agentkit.scheduling.timer import Clock, Recurrence, SystemClock, Timer, reminder_key
 from agentkit.sessions import HTTP_CHANNEL, Principal, session_id_of_key
+
+if TYPE_CHECKING:
+    from agentkit.engine.service import AgentService
 
 __all__ = ["HANDLER_LOST", "ReminderDelivery", "ReminderService", "reminder_message"]
 
@@ -59,20 +62,6 @@ class ReminderDelivery(Protocol):
     (rotating) continuation token. Used when the agent service provides it."""
 
     async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Any: ...
-
-
-class _Service(Protocol):
-    """The part of `AgentService` reminders use."""
-
-    async def follow_up_by_key(
-        self,
-        channel_id: str,
-        continuation_key: str,
-        message: str,
-        *,
-        principal: Principal,
-        source: str = "channel",
-    ) -> Any: ...
 
 
 class _Store(Protocol):
@@ -118,7 +107,7 @@ class ReminderService:
         self,
         store: _Store,
         *,
-        service: _Service | None = None,
+        service: AgentService | None = None,
         timer: Timer | None = None,
         clock: Clock | None = None,
         host: HostServices | None = None,
@@ -131,7 +120,9 @@ class ReminderService:
         self._handlers: dict[str, RunHandler] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
-    def attach(self, *, service: _Service | None = None, host: HostServices | None = None) -> None:
+    def attach(
+        self, *, service: AgentService | None = None, host: HostServices | None = None
+    ) -> None:
         """Late wiring of the agent service and the host services handed to run handlers."""
         if service is not None:
             self._service = service

@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agentkit.events import iso_utc
+
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
@@ -38,14 +40,10 @@ class LogBuffer(logging.Handler):
                 message += f" ({record.exc_info[0].__name__}: {record.exc_info[1]})"
         except Exception:  # a bad format string must never break the caller
             message = str(record.msg)
-        at = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        at = iso_utc(datetime.fromtimestamp(record.created, UTC))
         with self._guard:
             self._seq += 1
-            self._lines.append(
-                LogEntry(
-                    self._seq, at.replace("+00:00", "Z"), record.levelname, record.name, message
-                )
-            )
+            self._lines.append(LogEntry(self._seq, at, record.levelname, record.name, message))
 
     @property
     def last_seq(self) -> int:

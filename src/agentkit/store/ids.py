@@ -20,6 +20,7 @@ __all__ = [
     "decode_cursor",
     "encode_cursor",
     "hash_key",
+    "is_valid_name",
     "validate_idempotency_key",
     "validate_name",
     "validate_session_id",
@@ -30,9 +31,14 @@ _CURSOR_RE = re.compile(r"^(\d{1,16})~(ses_[A-Za-z0-9_-]{16,64})$")
 MAX_KEY_LENGTH = 1024
 
 
+def is_valid_name(value: object) -> bool:
+    """Whether `value` is a safe short name (the rule `validate_name` enforces)."""
+    return isinstance(value, str) and _NAME_RE.fullmatch(value) is not None
+
+
 def validate_name(value: str, what: str = "id") -> str:
     """Return a reminder or tool-call id unchanged, or raise `InvalidId`."""
-    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
+    if not is_valid_name(value):
         shown = value[:80] if isinstance(value, str) else value
         raise InvalidId(f"invalid {what}: {shown!r}")
     return value

@@ -1,0 +1,113 @@
+"""Running one turn of a session: the turn lease, its renewal, interrupts, the model loop.
+
+`AgentRuntime.run_turn` lands here. The lease makes a turn dispatched twice run once; a
+turn whose process died (started, not resumable) is ended as lost instead of re-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from agentkit.engine.fold import TurnState, fold_turn
+from agentkit.engine.lifecycle import LOST_TURN
+from agentkit.engine.turns import fail_turn
+from agentkit.errors import ModelError
+from agentkit.events import Event
+from agentkit.sessions import SessionRecord
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
+
+STORE_INTERRUPT_POLL = 0.25
+
+
+async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
+    """Run or resume one turn under the session's lease; nothing when another holds it."""
+    record = rt.known_record(session_id) or await rt.store.get_session(session_id)
+    if record is None:
+        return
+    holder = f"{turn_id}:{secrets.token_hex(6)}"
+    if not await rt.store.acquire_lease(session_id, holder, rt.lease_ttl):
+        return
+    renewer = asyncio.create_task(_renew(rt, session_id, holder))
+    rt.running.add(session_id)
+    try:
+        events = await rt.store.read(session_id)
+        state = fold_turn(events, turn_id)
+        if state.terminal or not state.received or state.parked:
+            return
+        if state.started and not state.resumable:
+            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
+            return
+        await _drive(rt, record, turn_id, state, events)
+    finally:
+        renewer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewer
+        rt.running.discard(session_id)
+        # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
+        rt.local_stop.discard(session_id)
+        await rt.store.release_lease(session_id, holder)
+
+
+async def _drive(
+    rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
+) -> None:
+    recorder = rt.recorder(record, turn_id)
+    try:
+        model = rt.model()
+    except ModelError as exc:
+        await fail_turn(recorder, state, str(exc))
+        return
+    # Loaded on the first turn only: a process that just accepts requests never needs it.
+    from agentkit.engine.loop import TurnDeps, TurnRunner
+
+    deps = TurnDeps(
+        manifest=rt.manifest,
+        session=record,
+        recorder=recorder,
+        model=model,
+        resolve_model=rt.model_resolver,
+        tools=rt.tools,
+        system=rt.system_prompt(),
+        host=rt.host,
+        workspace=rt.workspace(record.id),
+        state_root=rt.state_root,
+        project_root=getattr(rt.bundle, "root", None),
+        interrupted=_interrupt_check(rt, record.id),
+        events=events,
+        streams=rt.streams,
+        prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
+    )
+    await TurnRunner(deps, state).run()
+
+
+def _interrupt_check(rt: AgentRuntime, session_id: str) -> Callable[[], Awaitable[bool]]:
+    """Local stops are seen at once; the store's flag (set by other processes) is read
+    at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
+    last = time.monotonic()
+
+    async def check() -> bool:
+        nonlocal last
+        if session_id in rt.local_stop:
+            return True
+        now = time.monotonic()
+        if now - last < STORE_INTERRUPT_POLL:
+            return False
+        last = now
+        return await rt.store.interrupt_requested(session_id)
+
+    return check
+
+
+async def _renew(rt: AgentRuntime, session_id: str, holder: str) -> None:
+    while True:
+        await asyncio.sleep(rt.lease_ttl / 3)
+        if not await rt.store.renew_lease(session_id, holder, rt.lease_ttl):
+            rt.local_stop.add(session_id)  # someone else owns the turn now
+            return
