@@ -334,6 +334,18 @@ class Event:
         """One NDJSON line (without the newline)."""
         return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
 
+    def to_line(self) -> bytes:
+        """One NDJSON line as UTF-8 bytes, newline included.
+
+        Text may carry lone surrogates (a tool's undecodable file name, say), which UTF-8
+        cannot encode; such an event is written with JSON escapes instead, losslessly.
+        """
+        try:
+            return self.to_json().encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            wire = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=True)
+            return wire.encode("ascii") + b"\n"
+
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> Event:
         return cls(

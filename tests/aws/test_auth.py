@@ -96,6 +96,19 @@ def test_secret_value_forms() -> None:
     assert parse_tokens("{not json") == []
 
 
+@pytest.mark.parametrize(
+    "secret",
+    [
+        '{"tokens": "s3cr3t-long-token"}',
+        '{"tokens": {"abc": 1}}',
+        '{"token": ["x"]}',
+        '["x", "y"]',
+    ],
+)
+def test_a_malformed_secret_admits_no_one(secret: str) -> None:
+    assert parse_tokens(secret) == []
+
+
 def test_iam_principal_comes_from_the_request_context() -> None:
     event = load_event("api/create-session-iam.json")
     principal = GatewayPrincipal("iam").admit(request(event))

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from agentkit.server.app import create_app
+from agentkit.server.auth import AuthChain
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.sessions import Principal
 from tests.scheduling.conftest import Rig
@@ -77,3 +78,21 @@ async def test_dev_routes_do_not_exist_without_dev(dev_rig: Rig) -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         assert (await c.post("/v1/dev/schedules/heartbeat")).status_code in (404, 405)
         assert (await c.get("/v1/dev/reminders")).status_code in (404, 405)
+
+
+async def test_a_remote_bearer_principal_may_not_use_the_dev_routes(dev_rig: Rig) -> None:
+    token = "a-long-enough-bearer-token-for-tests"
+    options = ServerOptions(
+        mode="single", dev=True, auth=AuthChain.from_flags(bearer_tokens=[token], dev=True)
+    )
+    app = create_app([mount(dev_rig)], options)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.5", 40000))
+    headers = {"authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as c:
+        assert (await c.get("/v1/health")).status_code == 200
+        listed = await c.get("/v1/dev/reminders", headers=headers)
+        fired = await c.post("/v1/dev/schedules/heartbeat", headers=headers)
+    assert (listed.status_code, listed.json()["error"]) == (403, "forbidden")
+    assert fired.status_code == 403
+    everyone = Principal("dev", admin=True)
+    assert (await dev_rig.runtime.list_sessions(principal=everyone)).items == []

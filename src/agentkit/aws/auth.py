@@ -44,14 +44,29 @@ def parse_tokens(raw: str | None) -> list[str]:
     if raw is None or not raw.strip():
         return []
     text = raw.strip()
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         try:
             value = json.loads(text)
         except ValueError:
             return []
-        tokens = value.get("tokens") or ([value["token"]] if value.get("token") else [])
-        return [str(t) for t in tokens if isinstance(t, str) and t]
+        return _json_tokens(value)
     return [text]
+
+
+def _json_tokens(value: object) -> list[str]:
+    # Only the documented shapes count: a malformed secret must admit no one, never
+    # (say) every character of a string that was meant to be a list.
+    if not isinstance(value, dict):
+        log.warning("bearer-token secret is JSON but not an object; no token accepted")
+        return []
+    tokens = value.get("tokens")
+    if tokens is not None:
+        if not isinstance(tokens, list):
+            log.warning("bearer-token secret: `tokens` must be a list; no token accepted")
+            return []
+        return [t for t in tokens if isinstance(t, str) and t]
+    token = value.get("token")
+    return [token] if isinstance(token, str) and token else []
 
 
 def secret_token_source(settings: AwsSettings, *, max_age: float = DEFAULT_MAX_AGE) -> TokenSource:

@@ -7,10 +7,13 @@ runs) and is recorded on the stream as `actions.requested` + `action.result` wit
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentkit.engine.running import keep_lease
 from agentkit.engine.service import ToolCallOutcome
 from agentkit.engine.tools import CallContext, InvalidToolInput, call_workdir, invoke
 from agentkit.errors import BadRequest, Conflict, NotFound
@@ -57,6 +60,9 @@ class DirectCalls:
         store = self.rt.store
         if not await store.acquire_lease(record.id, holder, self.rt.lease_ttl):
             raise Conflict("a turn is running in this session", code="session_busy")
+        # The tool may run longer than the lease lasts (its timeout is separate): renewed
+        # for the whole call, so no turn is accepted alongside it.
+        renewer = asyncio.create_task(keep_lease(self.rt, record.id, holder))
         try:
             if fold_status(await store.read(record.id)) == SessionStatus.RUNNING:
                 raise Conflict("a turn is running in this session", code="session_busy")
@@ -73,6 +79,9 @@ class DirectCalls:
             )
             await self.rt.record(record, [draft(result)])
         finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
             await store.release_lease(record.id, holder)
         return ToolCallOutcome(
             tool_name, call_id, outcome.is_error, _shown(outcome), outcome.duration_ms

@@ -24,21 +24,32 @@ LOST_TURN = "turn lost: the process running it stopped before the turn finished"
 SETTLE_POLL = 0.02
 
 
-async def settle(rt: AgentRuntime, record: SessionRecord) -> None:
+async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | None = None) -> None:
     """Interrupt whatever runs in the session and wait (bounded) for it to end.
 
     A turn parked on approvals is ended at once; a running one is interrupted and waited
     for up to `rt.settle_timeout` seconds, then `Conflict(session_busy)`.
+
+    With `token_hash` (a follow-up's presented token), nothing is ended or interrupted
+    unless the session's token is still that one, checked just before: a follow-up with
+    the same token accepted meanwhile owns the turn now running, and this caller has lost
+    (`Conflict(session_busy)`, as its token rotation would say).
     """
     store = rt.store
     events = await store.read(record.id)
     status = fold_status(events)
     if status == SessionStatus.AWAITING_APPROVAL:
+        await _still_current(rt, record, token_hash)
         await abandon_parked(rt, record, events)
         return
     lease = await store.get_lease(record.id)
     if status != SessionStatus.RUNNING and lease is None:
         return
+    await _still_current(rt, record, token_hash)
+    # Nothing yields between the check and the interrupt's local stop and stream cancel, so
+    # no follow-up can be accepted in between in this process. (The store's flag, for a
+    # turn running elsewhere, is one write later; a winner accepted within that write
+    # would still see it.)
     await rt.interrupt(record.id)
     deadline = time.monotonic() + rt.settle_timeout
     while time.monotonic() < deadline:
@@ -50,6 +61,14 @@ async def settle(rt: AgentRuntime, record: SessionRecord) -> None:
         ):
             return
     raise Conflict("the running turn did not stop in time", code="session_busy")
+
+
+async def _still_current(rt: AgentRuntime, record: SessionRecord, token_hash: str | None) -> None:
+    if token_hash is None:
+        return
+    current = await rt.store.get_session(record.id)
+    if current is None or current.token_hash != token_hash:
+        raise Conflict("another follow-up was accepted first", code="session_busy")
 
 
 async def abandon_parked(rt: AgentRuntime, record: SessionRecord, events: list[Event]) -> None:

@@ -106,8 +106,13 @@ def _interrupt_check(rt: AgentRuntime, session_id: str) -> Callable[[], Awaitabl
 
 
 async def _renew(rt: AgentRuntime, session_id: str, holder: str) -> None:
+    await keep_lease(rt, session_id, holder)
+    rt.local_stop.add(session_id)  # someone else owns the turn now
+
+
+async def keep_lease(rt: AgentRuntime, session_id: str, holder: str) -> None:
+    """Renew the session's lease every third of its TTL; return once it is lost."""
     while True:
         await asyncio.sleep(rt.lease_ttl / 3)
         if not await rt.store.renew_lease(session_id, holder, rt.lease_ttl):
-            rt.local_stop.add(session_id)  # someone else owns the turn now
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,7 +27,7 @@ from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.running import run_turn
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.workspace import check_files, seed, write_files
+from agentkit.engine.workspace import check_files, check_fits, seed, write_files
 from agentkit.errors import (
     BadRequest,
     Conflict,
@@ -205,9 +206,18 @@ class AgentRuntime:
     ) -> Accepted:
         """Create a session, record `session.started` and the message, dispatch the turn."""
         files = check_files(workspace_files)
+        session_id = new_session_id()
+        if files:
+            # Written before the session exists, so files that cannot be written leave no
+            # session behind (and no half-written workspace).
+            try:
+                self.prepare_workspace(session_id, files)
+            except BadRequest:
+                shutil.rmtree(self.workspace(session_id), ignore_errors=True)
+                raise
         token = new_http_token()
         record = SessionRecord(
-            id=new_session_id(),
+            id=session_id,
             channel_id=channel_id,
             mode=mode,
             principal=principal.id,
@@ -216,8 +226,6 @@ class AgentRuntime:
         )
         await self.store.create_session(record)
         self._remember(record)
-        if files:
-            self.prepare_workspace(record.id, files)
         turn_id = new_turn_id()
         started = SessionStarted(
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
@@ -244,12 +252,28 @@ class AgentRuntime:
         if not token_matches(continuation_token, record.token_hash):
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
         files = check_files(workspace_files)
-        await self._settle(record)
+        # Clashes with the workspace as it is are refused before the running turn is
+        # interrupted for nothing (checked again, after seeding, when written).
+        check_fits(self.workspace(record.id), files)
+        old_hash = record.token_hash
+        if old_hash is None:
+            raise Conflict("the continuation token is stale or wrong", code="stale_token")
+        # Only while the presented token is still current may this request interrupt: once
+        # a concurrent follow-up with the same token has been accepted, the running turn is
+        # that one's, and this request is the loser.
+        await self._settle(record, token_hash=old_hash)
         token = new_http_token()
-        if record.token_hash is None or not await self.store.rotate_token(
-            record.id, record.token_hash, hash_token(token)
-        ):
+        new_hash = hash_token(token)
+        if not await self.store.rotate_token(record.id, old_hash, new_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
+        if files:
+            try:
+                self.prepare_workspace(record.id, files)
+            except BadRequest:
+                # Nothing was recorded: give the token back so the caller can retry with it
+                # (only this request knows the new hash, so nobody else can have used it).
+                await self.store.rotate_token(record.id, new_hash, old_hash)
+                raise
         turn_id = await self._accept(record, message, principal, source, files)
         return Accepted(record.id, token, turn_id)
 
@@ -314,8 +338,7 @@ class AgentRuntime:
         source: str,
         files: dict[str, str],
     ) -> str:
-        if files:
-            self.prepare_workspace(record.id, files)
+        """Record the message and dispatch its turn; `files` are already written."""
         # A stop asked for before this message was meant for an earlier turn; one asked for
         # from now on is meant for this one.
         self.local_stop.discard(record.id)
@@ -327,9 +350,10 @@ class AgentRuntime:
         await self.dispatcher.dispatch(record.id, turn_id)
         return turn_id
 
-    async def _settle(self, record: SessionRecord) -> None:
-        """Interrupt whatever runs in the session and wait for it to end (bounded)."""
-        await settle(self, record)
+    async def _settle(self, record: SessionRecord, *, token_hash: str | None = None) -> None:
+        """Interrupt whatever runs in the session and wait for it to end (bounded); with
+        `token_hash`, only while the session's token is still that one."""
+        await settle(self, record, token_hash=token_hash)
 
     async def interrupt(self, session_id: str) -> None:
         """Ask the session's running turn to stop at its next safe point."""

@@ -10,6 +10,7 @@ paths must be relative and stay inside.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -19,6 +20,13 @@ from agentkit.project.manifest import Manifest, ToolSpec
 
 SEED_MARKER = ".agentkit/seeded"
 MAX_FILES = 200
+TOOLS_DIR = ".agentkit/tools"
+# Most filesystems refuse a longer name (one path part), in bytes.
+MAX_NAME_BYTES = 255
+# What seeding lays down: a per-send file cannot turn these folders into files, or these
+# files into folders, without the write failing (or breaking the seeded workspace).
+RESERVED_DIRS = frozenset({".agentkit", ".agentkit/skills", TOOLS_DIR})
+RESERVED_FILES = frozenset({"AGENTS.md", SEED_MARKER})
 
 
 def safe_relative(path: str) -> PurePosixPath:
@@ -44,16 +52,38 @@ def check_files(files: Mapping[str, str] | None) -> dict[str, str]:
     for path, text in files.items():
         if not isinstance(text, str):
             raise BadRequest(f"workspace file {path!r} must be text")
-        out[str(safe_relative(path))] = text
+        rel = safe_relative(path)
+        if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in rel.parts):
+            raise BadRequest(
+                f"workspace file path has a part over {MAX_NAME_BYTES} bytes: {path[:80]!r}",
+                code="invalid_path",
+            )
+        out[str(rel)] = text
+    # A file where seeding or another of these files needs a folder cannot be written.
+    for name in out:
+        if name in RESERVED_DIRS:
+            raise BadRequest(f"workspace file {name!r} would replace a folder", code="invalid_path")
+        for parent in PurePosixPath(name).parents:
+            folder = str(parent)
+            if folder in out or folder in RESERVED_FILES:
+                raise BadRequest(
+                    f"workspace file {name!r} would sit inside the file {folder!r}",
+                    code="invalid_path",
+                )
     return out
 
 
 def _write(root: Path, rel: str, text: str) -> None:
     target = root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    # A short fixed-length name: `.<name>.tmp` would not fit beside a name near the limit.
+    tmp = target.with_name(f".agentkit-{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a failed write leaves no stray temporary file
+        raise
 
 
 def seed(
@@ -88,9 +118,6 @@ def seed(
         for rel, text in skill.files.items():
             _write(workspace, f"{base}/{safe_relative(rel)}", text)
     _write(workspace, SEED_MARKER, "")
-
-
-TOOLS_DIR = ".agentkit/tools"
 
 
 def tool_script(name: str) -> str:
@@ -130,6 +157,39 @@ def tool_catalog(tools: list[ToolSpec]) -> str:
 
 
 def write_files(workspace: Path, files: Mapping[str, str]) -> None:
-    """Write already-checked per-send files into the workspace."""
-    for rel, text in files.items():
-        _write(workspace, rel, text)
+    """Write already-checked per-send files into the workspace.
+
+    Clashes with what the workspace already holds (a file where a folder is needed, or the
+    other way round) are found before anything is written, so they change nothing; any
+    other failure to write is the request's files' fault as far as the caller can tell,
+    hence `BadRequest` rather than a server error.
+    """
+    check_fits(workspace, files)
+    try:
+        for rel, text in files.items():
+            _write(workspace, rel, text)
+    except OSError as exc:
+        raise BadRequest(
+            f"could not write workspace file: {exc.strerror or exc}", code="invalid_path"
+        ) from None
+
+
+def check_fits(workspace: Path, files: Mapping[str, str]) -> None:
+    """`BadRequest` when a checked file clashes with what the workspace holds now."""
+    for rel in files:
+        _check_fits(workspace, rel)
+
+
+def _check_fits(workspace: Path, rel: str) -> None:
+    target = workspace / rel
+    if target.is_dir():
+        raise BadRequest(f"workspace file {rel!r} would replace a folder", code="invalid_path")
+    for parent in PurePosixPath(rel).parents:
+        if str(parent) == ".":
+            break
+        here = workspace / parent
+        if here.exists() and not here.is_dir():
+            raise BadRequest(
+                f"workspace file {rel!r} would sit inside the file {str(parent)!r}",
+                code="invalid_path",
+            )

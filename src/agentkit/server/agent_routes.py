@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
-from starlette.responses import JSONResponse
 
 from agentkit.errors import BadRequest, NotFound
 from agentkit.project.manifest import Manifest
+from agentkit.server.http_errors import JSONResponse
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter

@@ -24,7 +24,7 @@ from agentkit import __version__
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.docs_site import docs_router
 from agentkit.server.host_routes import host_router
-from agentkit.server.http_errors import install_error_handlers
+from agentkit.server.http_errors import JSONResponse, install_error_handlers
 from agentkit.server.limits import BodyLimitMiddleware
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
@@ -97,6 +97,7 @@ def create_app(
         redoc_url=None,
         openapi_url=OPENAPI_URL,
         lifespan=lifespan,
+        default_response_class=JSONResponse,
     )
     app.state.agentkit = state
     install_error_handlers(app)

@@ -10,16 +10,27 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Request
 
-from agentkit.errors import NotFound
+from agentkit.errors import Forbidden, NotFound
+from agentkit.server.auth import is_direct_loopback
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.state import principal
 from agentkit.sessions import Principal
 
 __all__ = ["create_dev_router", "dev_router"]
 
-Caller = Annotated[Principal, Depends(principal)]
+
+def admin(request: Request, caller: Annotated[Principal, Depends(principal)]) -> Principal:
+    """Dev routes act on every session (they list and fire every reminder), so they are
+    for the local developer only: a direct loopback caller (the router exists only under
+    `serve --dev`), not any principal a bearer token admits."""
+    if not (caller.admin or is_direct_loopback(request)):
+        raise Forbidden("dev routes are for the local developer (a direct loopback caller)")
+    return caller
+
+
+Caller = Annotated[Principal, Depends(admin)]
 DispatchSchedule = Callable[[str], Awaitable[dict[str, Any]]]
 ListReminders = Callable[[], Awaitable[list[Any]]]
 DispatchReminder = Callable[[str], Awaitable[dict[str, Any]]]

@@ -7,6 +7,7 @@ no internals in the body). Store and id errors raised past the service map to 40
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse as _StarletteJSONResponse
 
 from agentkit.errors import HttpError, InvalidId, SessionNotFound
 
@@ -31,6 +32,17 @@ _CODES = {
     415: "unsupported_media_type",
     429: "too_many_requests",
 }
+
+
+class JSONResponse(_StarletteJSONResponse):
+    """JSON that never fails to encode: text with lone surrogates (which UTF-8 cannot
+    carry) falls back to JSON escapes instead of turning an answer into a 500."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def error_response(

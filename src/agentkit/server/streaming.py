@@ -23,7 +23,7 @@ _FINAL = frozenset({EventType.SESSION_COMPLETED.value, EventType.SESSION_FAILED.
 
 
 def ndjson_lines(events: list[Event]) -> bytes:
-    return "".join(e.to_json() + "\n" for e in events).encode("utf-8")
+    return b"".join(e.to_line() for e in events)
 
 
 async def follow_stream(

@@ -39,15 +39,6 @@ _CHEAP_CATCH_UP = 64 << 10
 BATCH_OPEN = b"#"  # the first byte of a batch until all of it is written
 
 
-def encode_line(event: Event) -> bytes:
-    try:
-        return event.to_json().encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        # Lone surrogates cannot be UTF-8; JSON escapes keep them losslessly.
-        wire = json.dumps(event.to_wire(), separators=(",", ":"), ensure_ascii=True)
-        return wire.encode("ascii") + b"\n"
-
-
 class EventLog:
     """The parsed view of one `events.ndjson`. Appends need the session's lock held."""
 
@@ -145,7 +136,7 @@ class EventLog:
             ]
             if not recorded:
                 return []
-            data = b"".join(encode_line(e) for e in recorded)
+            data = b"".join(e.to_line() for e in recorded)
             self._write(data, batch=len(recorded) > 1, fsync=fsync)
             self._events.extend(recorded)
             self._offset += len(data)
