@@ -23,6 +23,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agentkit.events import Usage
+from agentkit.models.base import (
+    Finish,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolResultMessage,
+)
+
 Runner = Callable[[], Awaitable[None]]
 PRECREATED = 0  # set from the command line: rounds * turns + 1
 
@@ -34,19 +45,23 @@ def weather(city: str) -> dict[str, Any]:
 # ---- ours -----------------------------------------------------------------------------
 
 
+class ZeroLatency:
+    """A model that answers at once: one tool call, then the reply."""
+
+    id = "bench"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        if isinstance(request.messages[-1], ToolResultMessage):
+            yield TextDelta("It is 21C in Paris.")
+            yield Finish("end_turn", Usage(input_tokens=10, output_tokens=5))
+        else:
+            yield ToolCallChunk(ToolCall("call_1", "get_weather", {"city": "Paris"}))
+            yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
+
+
 async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False) -> Runner:
     from agentkit.engine.dispatch import LocalDispatcher
     from agentkit.engine.runtime import AgentRuntime
-    from agentkit.events import Usage
-    from agentkit.models.base import (
-        Finish,
-        ModelChunk,
-        ModelRequest,
-        TextDelta,
-        ToolCall,
-        ToolCallChunk,
-        ToolResultMessage,
-    )
     from agentkit.project.bundle import AgentBundle
     from agentkit.sessions import Principal
     from agentkit.store.files import FileStore
@@ -70,17 +85,6 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
             """
         )
     )
-
-    class ZeroLatency:
-        id = "bench"
-
-        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-            if isinstance(request.messages[-1], ToolResultMessage):
-                yield TextDelta("It is 21C in Paris.")
-                yield Finish("end_turn", Usage(input_tokens=10, output_tokens=5))
-            else:
-                yield ToolCallChunk(ToolCall("call_1", "get_weather", {"city": "Paris"}))
-                yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
 
     model = ZeroLatency()
     store: Any = MemoryStore() if memory else FileStore(project / ".agentkit")
@@ -295,20 +299,6 @@ async def setup_ours_turn_only(tmp: Path) -> Runner:
     class Hold:
         async def dispatch(self, session_id: str, turn_id: str) -> None:
             queued.append((session_id, turn_id))
-
-    from agentkit.events import Usage
-    from agentkit.models.base import Finish, TextDelta, ToolCall, ToolCallChunk, ToolResultMessage
-
-    class ZeroLatency:
-        id = "bench"
-
-        async def stream(self, request: Any) -> AsyncIterator[Any]:
-            if isinstance(request.messages[-1], ToolResultMessage):
-                yield TextDelta("It is 21C in Paris.")
-                yield Finish("end_turn", Usage(input_tokens=10, output_tokens=5))
-            else:
-                yield ToolCallChunk(ToolCall("call_1", "get_weather", {"city": "Paris"}))
-                yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
 
     model = ZeroLatency()
     runtime = AgentRuntime(
