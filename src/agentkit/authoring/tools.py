@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 Execution = Literal["server", "agent"]
 ApprovalRule = bool | Callable[[Any], bool]
+# The engine's own tools (skills and subagents); an authored tool may not take these names.
+BUILTIN_TOOL_NAMES = frozenset({"load_skill", "read_skill_file", "task"})
 
 
 @dataclass(frozen=True, slots=True)

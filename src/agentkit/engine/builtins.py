@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentkit.authoring.contexts import ToolContext
+from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
 from agentkit.engine.tools import ToolEntry, ToolSource, authored_entry
 from agentkit.errors import ToolError
 from agentkit.project.manifest import Manifest
@@ -21,7 +22,7 @@ from agentkit.project.manifest import Manifest
 LOAD_SKILL = "load_skill"
 READ_SKILL_FILE = "read_skill_file"
 TASK = "task"
-BUILTIN_NAMES = frozenset({LOAD_SKILL, READ_SKILL_FILE, TASK})
+BUILTIN_NAMES = BUILTIN_TOOL_NAMES
 log = logging.getLogger("agentkit.engine.tools")
 
 

@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Sequence
 
+from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
 from agentkit.events import Usage
 from agentkit.models._schema_values import example_arguments, field_words, word_set
 from agentkit.models.base import (
@@ -42,7 +43,7 @@ from agentkit.models.base import (
     UserMessage,
 )
 
-BUILTIN_TOOLS = frozenset({"load_skill", "read_skill_file", "task"})
+BUILTIN_TOOLS = BUILTIN_TOOL_NAMES
 MAX_CALLS = 3
 _VAGUE_WORDS = word_set("get set list fetch make run do the and for tool with from new add")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
 from agentkit.errors import ModelError
 from agentkit.models import PROVIDERS as MODEL_PROVIDERS
 from agentkit.models import parse_model_id
@@ -13,7 +14,7 @@ SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 RESERVED_SLUGS = frozenset({"v1", "playground", "docs"})
 # Tool names go to model providers, which accept at most this.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-BUILTIN_TOOLS = frozenset({"load_skill", "read_skill_file", "task"})
+BUILTIN_TOOLS = BUILTIN_TOOL_NAMES
 # The runtime resolves exactly these; an id naming another provider could never run.
 PROVIDERS = tuple(MODEL_PROVIDERS)
 
