@@ -27,13 +27,17 @@ from agentkit.authoring.evals import (
     EvalDefinition,
     EvalsConfig,
     Trajectory,
+    approval_requested,
     called_tool,
     define_eval,
     define_evals_config,
     did_not_call,
+    message_received,
     reply_contains,
     reply_matches,
+    stream_intact,
     succeeded,
+    turns_completed,
 )
 from agentkit.authoring.hooks import HookDefinition, define_hook
 from agentkit.authoring.mcp import McpConnectionDefinition, define_mcp_connection
@@ -66,6 +70,7 @@ __all__ = [
     "ToolDefinition",
     "Trajectory",
     "Variant",
+    "approval_requested",
     "called_tool",
     "define_ab",
     "define_agent",
@@ -79,9 +84,12 @@ __all__ = [
     "define_skill",
     "define_tool",
     "did_not_call",
+    "message_received",
     "reply_contains",
     "reply_matches",
     "route",
+    "stream_intact",
     "succeeded",
+    "turns_completed",
     "variant",
 ]

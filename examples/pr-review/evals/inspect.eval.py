@@ -1,7 +1,7 @@
 from agentkit import called_tool, define_eval, succeeded
 
 case = define_eval(
-    message="What is PR #1 about?",
-    assertions=[succeeded(), called_tool("inspect_pr")],
+    message="Inspect PR #1 please.",
+    assertions=[succeeded(), called_tool("inspect_pr", number=1)],
     tags=["smoke"],
 )

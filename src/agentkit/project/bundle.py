@@ -165,4 +165,9 @@ class AgentBundle:
             max_concurrency=int(raw.get("maxConcurrency", 4)),
             timeout=float(raw.get("timeout", 300.0)),
             model=raw.get("model"),
+            trials=raw.get("trials", 1),
+            max_trials=int(raw.get("maxTrials", 10)),
+            flaky_fails=bool(raw.get("flakyFails", False)),
+            max_playground_runs=int(raw.get("maxPlaygroundRuns", 20)),
+            persist_runs=bool(raw.get("persistRuns", False)),
         )

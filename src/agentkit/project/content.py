@@ -229,7 +229,15 @@ def discover_evals(ctx: Ctx) -> tuple[list[EvalSpec], dict[str, object] | None]:
         found = ctx.importer.single(config_path, EvalsConfig, "evals config")
         if found is not None:
             _, cfg = found
-            config = {"maxConcurrency": cfg.max_concurrency, "timeout": cfg.timeout}
+            config = {
+                "maxConcurrency": cfg.max_concurrency,
+                "timeout": cfg.timeout,
+                "trials": cfg.trials,
+                "maxTrials": cfg.max_trials,
+                "flakyFails": cfg.flaky_fails,
+                "maxPlaygroundRuns": cfg.max_playground_runs,
+                "persistRuns": cfg.persist_runs,
+            }
             model = ctx.check_model(cfg.model, config_path)
             if model is not None:
                 config["model"] = model

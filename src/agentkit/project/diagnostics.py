@@ -39,7 +39,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "subagent.ignored_folder": ("warning", "a subagent folder that is ignored"),
     "subagent.nested": ("error", "subagents cannot have subagents"),
     "agent.options_not_json": ("error", "define_agent options must be JSON values"),
-    "evals.config_missing": ("warning", "evals exist but evals/evals.config.py does not"),
+    "evals.config_missing": ("error", "evals exist but evals/evals.config.py does not"),
 }
 
 

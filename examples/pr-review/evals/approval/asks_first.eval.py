@@ -1,8 +1,8 @@
-from agentkit import define_eval, succeeded
+from agentkit import approval_requested, define_eval, turns_completed
 
 case = define_eval(
     message="Approve PR #1 please.",
-    assertions=[succeeded()],
+    assertions=[approval_requested("approve_pr"), turns_completed(0)],
     tags=["approval"],
     description="approve_pr needs a human's yes, so the turn parks instead of approving.",
 )
