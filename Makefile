@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test serve bench clean
+.PHONY: setup check lint typecheck test evals serve bench clean
 
 $(BIN)/agentkit: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,11 @@ check: lint typecheck
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# The filesystem evals of the deployed agent and of every example (offline test model).
+evals: setup
+	AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir .
+	for d in examples/*/; do AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir "$$d" || exit 1; done
 
 serve: setup
 	$(BIN)/agentkit serve --dir examples/weather --dev

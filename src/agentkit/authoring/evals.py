@@ -148,7 +148,10 @@ def message_received(*, source: str | None = None, contains: str | None = None) 
                 continue
             if source is not None and e.data.get("source") != source:
                 continue
-            if contains is not None and contains.lower() not in str(e.data.get("message", "")).lower():
+            if (
+                contains is not None
+                and contains.lower() not in str(e.data.get("message", "")).lower()
+            ):
                 continue
             return True
         seen = [str(e.data.get("source")) for e in t.events if e.type == EventType.MESSAGE_RECEIVED]

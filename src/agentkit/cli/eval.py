@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentkit.authoring.evals import Trials
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.evals.baseline import compare, load_baseline, save_baseline
 from agentkit.evals.junit import write_junit
@@ -32,24 +33,43 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_dir_argument(parser)
-    parser.add_argument("--filter", action="append", default=[], metavar="ID",
-                        help="a case id, a folder of ids or a glob (repeatable)")
-    parser.add_argument("--tag", action="append", default=[], metavar="TAG",
-                        help="run cases with this tag (repeatable)")
+    parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a case id, a folder of ids or a glob (repeatable)",
+    )
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="run cases with this tag (repeatable)",
+    )
     parser.add_argument("--model", help="a provider:model id for every case")
     parser.add_argument("--trials", help="trials per case: a number or 'auto'")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the results as JSON")
-    parser.add_argument("--baseline", type=Path, metavar="FILE",
-                        help="compare with this baseline file (cases that got worse first)")
-    parser.add_argument("--update-baseline", action="store_true",
-                        help="write this run's results to the --baseline file")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="compare with this baseline file (cases that got worse first)",
+    )
+    parser.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write this run's results to the --baseline file",
+    )
     parser.set_defaults(func=run)
 
 
-def _trials(raw: str | None) -> int | str | None:
-    if raw is None or raw == "auto":
-        return raw
+def _trials(raw: str | None) -> Trials | None:
+    if raw is None:
+        return None
+    if raw == "auto":
+        return "auto"
     try:
         value = int(raw)
     except ValueError:
@@ -83,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(specs), sys.stderr)
     try:
         runner = EvalRunner(
-            bundle, model=args.model, trials=trials, on_progress=progress.update  # type: ignore[arg-type]
+            bundle,
+            model=args.model,
+            trials=trials,
+            on_progress=progress.update,
         )
         result = asyncio.run(runner.run(specs))
     except EvalSetupError as exc:
@@ -153,7 +176,7 @@ def print_table(cases: list[CaseResult], out: TextIO) -> None:
     """case | status | duration | tokens | first failure."""
     rows = [("case", "status", "duration", "tokens", "first failure")]
     for c in cases:
-        status = c.status
+        status: str = c.status
         if len(c.trials) > 1:
             status += f" {c.summary.passes}/{c.summary.trials}"
         tokens = c.usage.get("inputTokens", 0) + c.usage.get("outputTokens", 0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkit.evals.runner import RunResult
+from agentkit.evals.runner import CaseResult, RunResult
 
 __all__ = ["Change", "compare", "load_baseline", "save_baseline"]
 
@@ -32,9 +32,8 @@ class Change:
         return f"{self.kind:7}  {self.id}: {self.before or '-'} -> {self.after or '-'}"
 
 
-def _pass_rate(case: Any) -> float:
-    s = case.summary
-    return round(s.rate, 4)
+def _pass_rate(case: CaseResult) -> float:
+    return round(case.summary.rate, 4)
 
 
 def snapshot(result: RunResult) -> dict[str, Any]:
@@ -77,6 +76,10 @@ def compare(result: RunResult, baseline: dict[str, dict[str, Any]]) -> list[Chan
             changes.append(Change(case_id, "worse", before, case.status))
         elif b > a:
             changes.append(Change(case_id, "better", before, case.status))
-    changes.extend(Change(i, "missing", str(v.get("status")), None) for i, v in baseline.items() if i not in now)
+    changes.extend(
+        Change(i, "missing", str(v.get("status")), None)
+        for i, v in baseline.items()
+        if i not in now
+    )
     order = {"worse": 0, "better": 1, "new": 2, "missing": 3}
     return sorted(changes, key=lambda c: (order[c.kind], c.id))

@@ -39,9 +39,7 @@ class SettleTimeout(TimeoutError):
 class CaseHost:
     """The engine and scheduling one case runs on (`open()`, then `aclose()`)."""
 
-    def __init__(
-        self, bundle: AgentBundle, model_resolver: Callable[[str | None], Model]
-    ) -> None:
+    def __init__(self, bundle: AgentBundle, model_resolver: Callable[[str | None], Model]) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="agentkit-eval-")
         self.store = MemoryStore()
         self.clock = ManualClock()
@@ -90,7 +88,9 @@ class CaseHost:
             events.extend(more)
         return events
 
-    async def wait_for(self, session_id: str, event_type: str, *, start: int, timeout: float) -> None:
+    async def wait_for(
+        self, session_id: str, event_type: str, *, start: int, timeout: float
+    ) -> None:
         """Wait until an event of `event_type` at index >= `start` is in the stream."""
         pos = start
         while True:

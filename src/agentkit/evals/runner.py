@@ -12,6 +12,7 @@ run's. Trials (`trials=` on the run, the case or the config; "auto" adapts) end 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import time
 import traceback
@@ -20,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.authoring.evals import EvalDefinition, EvalsConfig, Trials, check_trials
-from agentkit.events import Event
 from agentkit.evals.case import CaseHost, usage_of
 from agentkit.evals.steps import play, trajectory_of
 from agentkit.evals.trials import TrialSummary, needs_more
+from agentkit.events import Event
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle
@@ -192,7 +193,11 @@ class EvalRunner:
         if bundle.manifest.has_errors:
             raise EvalSetupError(
                 "the project has error diagnostics:\n"
-                + "\n".join(f"  {d.path}: {d.message}" for d in bundle.manifest.diagnostics if d.severity == "error")
+                + "\n".join(
+                    f"  {d.path}: {d.message}"
+                    for d in bundle.manifest.diagnostics
+                    if d.severity == "error"
+                )
             )
         self.bundle = bundle
         self.config: EvalsConfig = bundle.evals_config()
@@ -275,10 +280,8 @@ class EvalRunner:
     def _progress(self, what: str, result: CaseResult | None, case_id: str) -> None:
         if self.on_progress is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # a broken progress display never stops a run
             self.on_progress(f"{what}:{case_id}", result)
-        except Exception:  # a broken progress display never stops a run
-            pass
 
 
 def _case_status(trials: list[TrialResult]) -> CaseStatus:

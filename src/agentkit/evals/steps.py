@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from agentkit.authoring.eval_steps import Advance, CallTool, Decide, EvalStep, Interrupt, Say
 from agentkit.authoring.evals import Trajectory
-from agentkit.events import Event
 from agentkit.evals.case import EVAL_PRINCIPAL, CaseHost
+from agentkit.events import Event
 from agentkit.scheduling.cron import parse_duration
 
 __all__ = ["Play", "StepError", "play"]

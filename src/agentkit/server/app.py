@@ -115,6 +115,8 @@ def create_app(
             install_router(app, router, responses=ERROR_RESPONSES)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
+        # The eval routes are always there (the playground's Evals tab), like the spec says.
+        _include_optional(app, "agentkit.server.eval_routes", "eval_router", mount, options)
         if options.playground:
             # The playground SPA arrives in its own module; until then its URLs are
             # announced (`playgroundUrl`) but not served.

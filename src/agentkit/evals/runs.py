@@ -1,0 +1,248 @@
+"""Eval runs started over HTTP (`/v1/dev/evals/runs`): asynchronous, polled, listed.
+
+`EvalRunService` starts a run in the background (one at a time: a second start while one
+runs is a 409), updates its snapshot as cases finish, and keeps snapshots in a
+`RunRepository`: `MemoryRuns` (process memory, the newest `max_playground_runs`) or, with
+`persist_runs`, `FileRuns` beside the agent's sessions, which survive a restart. A run
+that was still `running` when its process died is marked `failed` at the next start.
+
+A snapshot's `status` is `running`, then `completed` (every case ran: see `ok` and each
+case's status) or `failed` (the batch itself broke: the reason is in `errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentkit.errors import Conflict, NotFound
+from agentkit.evals.runner import CaseResult, EvalRunner, select
+from agentkit.project.bundle import AgentBundle
+from agentkit.store._fs import write_atomic
+
+__all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository"]
+
+log = logging.getLogger("agentkit.evals")
+RUN_DIR = "eval-runs"
+RunnerFactory = Callable[[AgentBundle], EvalRunner]
+
+
+class RunRepository(Protocol):
+    """Where run snapshots are kept."""
+
+    async def save(self, snapshot: dict[str, Any]) -> None: ...
+
+    async def get(self, run_id: str) -> dict[str, Any] | None: ...
+
+    async def list(self) -> list[dict[str, Any]]:
+        """Every kept snapshot, newest first."""
+        ...
+
+
+class MemoryRuns:
+    """Snapshots in process memory; only the newest `cap` are kept."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._runs: dict[str, dict[str, Any]] = {}
+
+    async def save(self, snapshot: dict[str, Any]) -> None:
+        self._runs.pop(snapshot["runId"], None)
+        self._runs[snapshot["runId"]] = snapshot
+        while len(self._runs) > self.cap:
+            oldest = min(self._runs.values(), key=lambda s: (s["createdAt"], s["runId"]))
+            del self._runs[oldest["runId"]]
+
+    async def get(self, run_id: str) -> dict[str, Any] | None:
+        return self._runs.get(run_id)
+
+    async def list(self) -> list[dict[str, Any]]:
+        return sorted(self._runs.values(), key=lambda s: s["createdAt"], reverse=True)
+
+
+class FileRuns:
+    """One JSON file per run under `<state dir>/eval-runs/` (atomic writes)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, run_id: str) -> Path:
+        if (
+            not run_id.startswith("run_")
+            or not run_id[4:].replace("-", "").replace("_", "").isalnum()
+        ):
+            raise NotFound(f"unknown eval run {run_id!r}")
+        return self.folder / f"{run_id}.json"
+
+    async def save(self, snapshot: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(snapshot).encode()
+        await asyncio.to_thread(write_atomic, self._path(snapshot["runId"]), data)
+
+    async def get(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            path = self._path(run_id)
+        except NotFound:
+            return None
+        try:
+            loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return loaded
+
+    async def list(self) -> list[dict[str, Any]]:
+        if not self.folder.is_dir():
+            return []
+        out = []
+        for path in self.folder.glob("run_*.json"):
+            try:
+                out.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                log.warning("skipping unreadable eval run %s", path.name)
+        return sorted(out, key=lambda s: s["createdAt"], reverse=True)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_run_id() -> str:
+    return "run_" + secrets.token_hex(8)
+
+
+class EvalRunService:
+    """What the eval routes ask for: listing, starting and polling runs."""
+
+    def __init__(
+        self,
+        bundle: AgentBundle,
+        *,
+        state_dir: Path | None = None,
+        runner_factory: RunnerFactory | None = None,
+    ) -> None:
+        self.bundle = bundle
+        self.config = bundle.evals_config()
+        self.durable = bool(self.config.persist_runs and state_dir is not None)
+        self.repo: RunRepository = (
+            FileRuns(state_dir / RUN_DIR)
+            if self.durable and state_dir is not None
+            else MemoryRuns(self.config.max_playground_runs)
+        )
+        self.runner_factory = runner_factory or (lambda b: EvalRunner(b))
+        self.active: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._recovered = False
+
+    def listing(self) -> dict[str, Any]:
+        """`GET /v1/dev/evals`: the discovered cases and the config the playground needs."""
+        return {
+            "evals": [
+                {"id": e.id, "tags": list(e.tags), "description": e.description, "path": e.ref.path}
+                for e in self.bundle.manifest.evals
+            ],
+            "config": {
+                "maxConcurrency": self.config.max_concurrency,
+                "maxPlaygroundRuns": self.config.max_playground_runs,
+                "durableRuns": self.durable,
+            },
+        }
+
+    async def recover(self) -> None:
+        """Runs left `running` by a dead process end `failed` (their task is gone)."""
+        if self._recovered:
+            return
+        self._recovered = True
+        for snap in await self.repo.list():
+            if snap.get("status") == "running" and snap["runId"] != self.active:
+                snap["status"] = "failed"
+                snap["finishedAt"] = _now()
+                snap.setdefault("errors", []).append("the server stopped while the run was active")
+                await self.repo.save(snap)
+
+    async def runs(self) -> dict[str, Any]:
+        await self.recover()
+        out: dict[str, Any] = {"runs": await self.repo.list()}
+        if self.active is not None:
+            out["activeRunId"] = self.active
+        return out
+
+    async def get(self, run_id: str) -> dict[str, Any]:
+        await self.recover()
+        snap = await self.repo.get(run_id)
+        if snap is None:
+            raise NotFound(f"unknown eval run {run_id!r}")
+        return snap
+
+    async def start(
+        self, filter_ids: Sequence[str] = (), tags: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Start a run in the background: 404 when nothing matches, 409 while one runs."""
+        await self.recover()
+        if self.active is not None:
+            raise Conflict(f"eval run {self.active} is still running", code="eval_run_active")
+        specs = select(self.bundle.manifest.evals, filter_ids, tags)
+        if not specs:
+            raise NotFound("no eval matches the request", code="no_evals")
+        run_id = new_run_id()
+        snap: dict[str, Any] = {
+            "runId": run_id,
+            "status": "running",
+            "createdAt": _now(),
+            "filterIds": list(filter_ids),
+            "tags": list(tags),
+            "cases": [{"id": s.id, "tags": list(s.tags), "status": "pending"} for s in specs],
+            "errors": [],
+        }
+        self.active = run_id
+        await self.repo.save(snap)
+        self._task = asyncio.create_task(self._execute(snap, [s.id for s in specs]))
+        copy: dict[str, Any] = json.loads(json.dumps(snap))
+        return copy
+
+    async def wait(self) -> None:
+        """Wait for the active run (tests and shutdown)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    async def _execute(self, snap: dict[str, Any], ids: list[str]) -> None:
+        by_id = {c["id"]: c for c in snap["cases"]}
+        pending: list[asyncio.Task[None]] = []
+
+        def progress(what: str, result: CaseResult | None) -> None:
+            case_id = what.partition(":")[2]
+            case = by_id.get(case_id)
+            if case is None:
+                return
+            if result is None:
+                case["status"] = "running"
+            else:
+                case.update(result.to_dict())
+            pending.append(asyncio.ensure_future(self.repo.save(snap)))
+
+        try:
+            runner = self.runner_factory(self.bundle)
+            runner.on_progress = progress
+            specs = [s for s in self.bundle.manifest.evals if s.id in set(ids)]
+            result = await runner.run(sorted(specs, key=lambda s: s.id))
+            snap["status"] = "completed"
+            snap["ok"] = result.ok
+            snap["counts"] = result.counts()
+        except Exception as exc:  # a broken batch is the run's error, reported on its snapshot
+            log.exception("eval run %s failed", snap["runId"])
+            snap["status"] = "failed"
+            snap["errors"].append(f"{type(exc).__name__}: {exc}")
+        finally:
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            snap["finishedAt"] = _now()
+            self.active = None
+            try:
+                await self.repo.save(snap)
+            except Exception:
+                log.exception("could not save eval run %s", snap["runId"])

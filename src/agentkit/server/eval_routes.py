@@ -1,0 +1,94 @@
+"""The playground's eval routes (always registered, behind the same auth chain):
+
+    GET  /v1/dev/evals               {evals, config: {maxPlaygroundRuns, durableRuns}}
+    GET  /v1/dev/evals/runs          {runs (newest first), activeRunId?}
+    POST /v1/dev/evals/runs          {filterIds?, tags?} -> 202 snapshot | 404 | 409
+    GET  /v1/dev/evals/runs/{runId}  the run's snapshot (404 when unknown)
+
+The routes are a thin layer over `agentkit.evals.runs.EvalRunService`, built from the
+mount's host: its agent bundle and, for `persist_runs`, its state directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentkit.errors import NotFound
+from agentkit.evals.runs import EvalRunService
+from agentkit.server.http_errors import JSONResponse
+from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.state import principal
+from agentkit.sessions import Principal
+
+__all__ = ["eval_router"]
+
+Caller = Annotated[Principal, Depends(principal)]
+RunId = Annotated[str, Path(min_length=1, max_length=100)]
+Entry = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class StartRun(BaseModel):
+    """`POST /v1/dev/evals/runs`: OR within each list, AND across the two."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    filter_ids: list[Entry] | None = Field(default=None, alias="filterIds", max_length=500)
+    tags: list[Entry] | None = Field(default=None, max_length=100)
+
+
+def eval_service(mount: AgentMount) -> EvalRunService | None:
+    """The mount's eval service (made once and kept on the host), or None without a bundle."""
+    host = mount.host
+    existing = getattr(host, "eval_runs", None)
+    if isinstance(existing, EvalRunService):
+        return existing
+    bundle = getattr(host, "bundle", None)
+    if bundle is None:
+        return None
+    service = EvalRunService(bundle, state_dir=getattr(host, "state_dir", None))
+    with contextlib.suppress(AttributeError):  # a host with slots: the router keeps it
+        host.eval_runs = service
+    return service
+
+
+def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
+    router = APIRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: evals"])
+    service = eval_service(mount)
+
+    @router.get("/v1/dev/evals")
+    async def list_evals(caller: Caller) -> dict[str, Any]:
+        """The discovered eval cases and the project's eval config."""
+        if service is None:
+            return {
+                "ok": True,
+                "evals": [],
+                "config": {"maxPlaygroundRuns": 0, "durableRuns": False},
+            }
+        return {"ok": True, **service.listing()}
+
+    @router.get("/v1/dev/evals/runs")
+    async def list_runs(caller: Caller) -> dict[str, Any]:
+        """Recent run snapshots, newest first, and the active run's id."""
+        if service is None:
+            return {"ok": True, "runs": []}
+        return {"ok": True, **await service.runs()}
+
+    @router.post("/v1/dev/evals/runs", status_code=202)
+    async def start_run(body: StartRun, caller: Caller) -> JSONResponse:
+        """Start a run: 202 with its snapshot, 404 when nothing matches, 409 while one runs."""
+        if service is None:
+            raise NotFound("this agent has no evals")
+        snap = await service.start(body.filter_ids or (), body.tags or ())
+        return JSONResponse({"ok": True, **snap}, status_code=202)
+
+    @router.get("/v1/dev/evals/runs/{run_id}")
+    async def get_run(run_id: RunId, caller: Caller) -> dict[str, Any]:
+        """A run's progress per case, then its final `completed` or `failed` status."""
+        if service is None:
+            raise NotFound(f"unknown eval run {run_id!r}")
+        return {"ok": True, **await service.get(run_id)}
+
+    return router
