@@ -8,6 +8,7 @@ fire through the production paths. Cases never share state, so they run concurre
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tempfile
 from collections.abc import Callable
@@ -87,6 +88,20 @@ class CaseHost:
                 raise SettleTimeout(f"session {session_id} still running after {timeout:g}s")
             events.extend(more)
         return events
+
+    async def wait_unleased(self, session_id: str, *, timeout: float) -> None:
+        """Wait until no turn holds the session's lease.
+
+        A turn parks (or ends) by appending its last event and then releasing the lease; a
+        decision or a direct tool call in between would be refused as `session_busy`. The
+        release is no event, so this polls the store briefly (the case's timeout bounds it).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while await self.store.get_lease(session_id) is not None:
+            if loop.time() > deadline:
+                raise SettleTimeout(f"session {session_id} still leased after {timeout:g}s")
+            await asyncio.sleep(0.005)
 
     async def wait_for(
         self, session_id: str, event_type: str, *, start: int, timeout: float

@@ -132,6 +132,7 @@ async def _decide(state: Play, step: Decide) -> None:
     if state.session_id is None:
         raise StepError(f"{step.decision}() needs a message before it")
     await state.host.settle(state.session_id, timeout=state.timeout)
+    await state.host.wait_unleased(state.session_id, timeout=state.timeout)
     pending = await state.host.runtime.approvals(state.session_id, principal=EVAL_PRINCIPAL)
     chosen = next((p for p in pending if step.tool in (None, p.tool_name)), None)
     if chosen is None:
@@ -165,6 +166,7 @@ async def _call_tool(state: Play, step: CallTool) -> None:
     if state.session_id is None:
         raise StepError("call_tool() needs a message before it")
     await state.host.settle(state.session_id, timeout=state.timeout)
+    await state.host.wait_unleased(state.session_id, timeout=state.timeout)
     await state.host.runtime.call_tool(
         step.name, step.arguments, principal=EVAL_PRINCIPAL, session_id=state.session_id
     )
