@@ -124,7 +124,7 @@ def test_evals_without_a_config_are_an_error_diagnostic(tmp_path: Path) -> None:
     bundle = AgentBundle.discover(root)
     [diag] = [d for d in bundle.manifest.diagnostics if d.code == "evals.config_missing"]
     assert diag.severity == "error"
-    with pytest.raises(EvalSetupError, match="evals/evals.config.py"):
+    with pytest.raises(EvalSetupError, match=r"evals/evals\.config\.py"):
         EvalRunner(bundle)
 
 
