@@ -165,3 +165,39 @@ def test_persisted_runs_survive_a_restart_and_a_killed_run_ends_failed(
         assert client.post(f"{url}/v1/dev/evals/runs", json={"tags": ["quick"]}).status_code == 202
     finally:
         served.stop()
+
+
+class _LambdaLikeHost:
+    """A host with a bundle and no local state directory (as the API function on AWS)."""
+
+    def __init__(self, bundle: Any) -> None:
+        self.bundle = bundle
+
+
+async def test_a_host_without_local_state_lists_evals_but_refuses_to_run_them(
+    tmp_path: Path,
+) -> None:
+    from agentkit.engine.runtime import AgentRuntime
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.server.app import create_app
+    from agentkit.server.options import AgentMount, ServerOptions
+    from agentkit.store.memory import MemoryStore
+
+    bundle = AgentBundle.discover(
+        write_project(tmp_path / SLUG, EVALS, extra={"agent/tools/hold_gate.py": HOLD})
+    )
+    runtime = AgentRuntime(bundle, MemoryStore(), state_root=tmp_path / "state")
+    app = create_app([AgentMount(SLUG, runtime, host=_LambdaLikeHost(bundle))], ServerOptions())
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        listing = (await c.get(f"/{SLUG}/v1/dev/evals")).json()
+        assert len(listing["evals"]) == 3
+        refused = await c.post(f"/{SLUG}/v1/dev/evals/runs", json={})
+        assert refused.status_code == 501
+        assert refused.json()["error"] == "eval_runs_unavailable"
+        assert (await c.get(f"/{SLUG}/v1/dev/evals/runs")).json()["runs"] == []
+        # Outside loopback the same auth chain as every route applies.
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        assert (await c.get(f"/{SLUG}/v1/dev/evals")).status_code == 401
+        assert (await c.post(f"/{SLUG}/v1/dev/evals/runs", json={})).status_code == 401

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentkit.errors import Conflict, NotFound
+from agentkit.errors import Conflict, HttpError, NotFound
 from agentkit.evals.runner import CaseResult, EvalRunner, select
 from agentkit.project.bundle import AgentBundle
 from agentkit.store._fs import write_atomic
@@ -108,6 +108,13 @@ class FileRuns:
         return sorted(out, key=lambda s: s["createdAt"], reverse=True)
 
 
+class RunsUnavailable(HttpError):
+    """This host cannot run evals in the background (an API function on Lambda)."""
+
+    status = 501
+    code = "eval_runs_unavailable"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -125,8 +132,12 @@ class EvalRunService:
         *,
         state_dir: Path | None = None,
         runner_factory: RunnerFactory | None = None,
+        can_run: bool = True,
     ) -> None:
         self.bundle = bundle
+        # False where a background task would not outlive the request (Lambda): listing
+        # and polling work, starting a run answers 501 until runs get their own invocation.
+        self.can_run = can_run
         self.config = bundle.evals_config()
         self.durable = bool(self.config.persist_runs and state_dir is not None)
         self.repo: RunRepository = (
@@ -184,6 +195,8 @@ class EvalRunService:
     ) -> dict[str, Any]:
         """Start a run in the background: 404 when nothing matches, 409 while one runs."""
         await self.recover()
+        if not self.can_run:
+            raise RunsUnavailable("this host cannot run evals; run `agentkit eval` instead")
         if self.active is not None:
             raise Conflict(f"eval run {self.active} is still running", code="eval_run_active")
         specs = select(self.bundle.manifest.evals, filter_ids, tags)

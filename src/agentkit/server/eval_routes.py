@@ -48,7 +48,9 @@ def eval_service(mount: AgentMount) -> EvalRunService | None:
     bundle = getattr(host, "bundle", None)
     if bundle is None:
         return None
-    service = EvalRunService(bundle, state_dir=getattr(host, "state_dir", None))
+    # Only a host with a local state directory (`agentkit serve`) runs evals in process.
+    state_dir = getattr(host, "state_dir", None)
+    service = EvalRunService(bundle, state_dir=state_dir, can_run=state_dir is not None)
     with contextlib.suppress(AttributeError):  # a host with slots: the router keeps it
         host.eval_runs = service
     return service
