@@ -368,7 +368,15 @@ def test_evals_live_at_the_project_root(project_tree: ProjectTree) -> None:
     )
     m = discover(root)
     assert [(e.id, e.tags) for e in m.evals] == [("review/basic", ["smoke"])]
-    assert m.evals_config == {"maxConcurrency": 3, "timeout": 300.0}
+    assert m.evals_config == {
+        "maxConcurrency": 3,
+        "timeout": 300.0,
+        "trials": 1,
+        "maxTrials": 10,
+        "flakyFails": False,
+        "maxPlaygroundRuns": 20,
+        "persistRuns": False,
+    }
     assert m.diagnostics == []  # agent/evals/ is silently ignored
 
 
