@@ -14,6 +14,8 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.evals.conftest import case, write_project
 
+pytestmark = pytest.mark.slow
+
 
 def agentkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, AGENTKIT_MODEL="test")
