@@ -218,3 +218,39 @@ def test_limits_come_from_the_environment() -> None:
         ReminderLimits.from_env({"AGENTKIT_REMINDERS_PER_SESSION": "0"})
     with pytest.raises(ValueError, match="AGENTKIT_REMINDER_MIN_INTERVAL"):
         ReminderLimits.from_env({"AGENTKIT_REMINDER_MIN_INTERVAL": "soon"})
+
+
+async def test_run_handlers_tell_their_own_errors_from_failed_deliveries(flaky: Rig) -> None:
+    rig = flaky
+    await pr_session(rig)
+
+    async def misuses(tick: ReminderTick) -> str:
+        await tick.followup(message="  ")  # the handler's own bad call: BadRequest
+        return "delivered"
+
+    async def wakes(tick: ReminderTick) -> str:
+        await tick.followup(message="Wake.")
+        return "delivered"
+
+    bad = await rig.scheduling.reminders.create(
+        purpose="p", channel_id="github", continuation_token=PR, every="10m", run=misuses
+    )
+    await rig.clock.advance(timedelta(minutes=10))
+    record = await rig.scheduling.reminders.get(bad.id)
+    assert record is not None and record.status == "active"  # not disarmed as "bad_request"
+    assert record.fire_count == 1 and "followup needs a non-empty message" in (
+        record.last_error or ""
+    )
+    await rig.scheduling.reminders.cancel(bad.id)
+
+    good = await rig.scheduling.reminders.create(
+        purpose="p", channel_id="github", continuation_token=PR, delay="5m", run=wakes
+    )
+    store_of(rig).failures = 1
+    await rig.clock.advance(timedelta(minutes=5))
+    retry = await rig.scheduling.reminders.get(good.id)
+    assert retry is not None and (retry.status, retry.fire_count, retry.failures) == (
+        "active",
+        0,
+        1,
+    )

@@ -94,6 +94,24 @@ def _action_of(result: Any) -> Action | None:
     return None
 
 
+async def _run_handler(handler: RunHandler, tick: ReminderTick, answers: list[HttpError]) -> Any:
+    """Call a run handler. A failed delivery inside it (`answers`, `DeliveryError`) goes up
+    as such; anything else it raises is the handler's own failure."""
+    try:
+        result = handler(tick)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except DeliveryError:
+        raise
+    except HttpError as exc:
+        if any(exc is answer for answer in answers):
+            raise
+        raise HandlerFailed(f"{type(exc).__name__}: {exc}"[:500]) from exc
+    except Exception as exc:
+        raise HandlerFailed(f"{type(exc).__name__}: {exc}"[:500]) from exc
+
+
 def _not_fired(reminder_id: str) -> dict[str, Any]:
     return {"reminderId": reminder_id, "fired": False, "action": None}
 
@@ -154,6 +172,8 @@ class ReminderFiring:
 
     async def _tick(self, record: ReminderRecord) -> tuple[Action, str | None]:
         delivered: list[str | None] = []
+        # The delivery's own HTTP answers, told apart from HttpErrors the handler raises.
+        answers: list[HttpError] = []
 
         async def followup(message: str | None = None, **kwargs: Any) -> Any:
             text = message if message is not None else kwargs.get("message")
@@ -161,7 +181,10 @@ class ReminderFiring:
                 raise BadRequest("followup needs a non-empty message")
             try:
                 accepted = await self._deliver(record, text)
-            except (HttpError, asyncio.CancelledError):
+            except HttpError as exc:
+                answers.append(exc)
+                raise
+            except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 raise DeliveryError(f"{type(exc).__name__}: {exc}"[:500]) from exc
@@ -178,14 +201,7 @@ class ReminderFiring:
             followup=followup,
             host=self._tick_host(record),
         )
-        try:
-            result = handler(tick)
-            if inspect.isawaitable(result):
-                result = await result
-        except (HttpError, DeliveryError):
-            raise
-        except Exception as exc:
-            raise HandlerFailed(f"{type(exc).__name__}: {exc}"[:500]) from exc
+        result = await _run_handler(handler, tick, answers)
         action = _action_of(result)
         if action is None:
             log.error(

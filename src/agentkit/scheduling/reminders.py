@@ -14,6 +14,11 @@ session has its turn interrupted, or the service answers `409 session_busy`. A t
 that meets a busy session retries a minute later without counting the tick; a hand dispatch
 (`dispatch_reminder`) raises the `Conflict` to its caller.
 
+A tool gets `for_session(...)`, a view narrowed to its session's principal
+(`scheduling.scoped`); host code keeps this service. Delivery errors that are not HTTP
+answers re-arm the reminder with backoff, and run-handler errors are recorded as such (see
+`scheduling._firing`). `ReminderLimits` bounds recurring intervals and reminders per session.
+
 `fire_count` counts the ticks before the current one, so `if tick.fire_count >= 3: stop`
 wakes the conversation three times.
 """
