@@ -38,6 +38,10 @@ class AwsSettings:
     stage: str = "prod"
     # API Gateway's HTTP API ends an integration at 30 s; a stream answers before that.
     stream_window: float = 25.0
+    # Session workspaces in S3 (agentkit.aws.workspace); None keeps local folders
+    # (`sam local`, tests).
+    workspace_bucket: str | None = None
+    workspace_max_bytes: int = 50 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -75,6 +79,10 @@ class AwsSettings:
             build_dir=Path(env.get("AGENTKIT_BUILD_DIR") or env.get("LAMBDA_TASK_ROOT") or "."),
             stage=env.get("AGENTKIT_STAGE", "prod"),
             stream_window=float(env.get("AGENTKIT_STREAM_WINDOW", "25")),
+            workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
+            workspace_max_bytes=int(
+                env.get("AGENTKIT_WORKSPACE_MAX_BYTES") or str(50 * 1024 * 1024)
+            ),
         )
 
     def service_endpoint(self, service: str) -> str | None:
