@@ -260,3 +260,41 @@ def test_workspace_files_reach_the_turn_and_survive_to_the_next_one(
     ]
     outputs = [e["data"] for e in results if e["type"] == "action.result"]
     assert [o.get("result") for o in outputs] == [{"read": "hi"}, {"read": "HI"}], outputs
+
+
+def test_a_failed_turn_still_writes_back_what_its_tools_wrote(
+    containers: Containers, s3_client: Any, s3_bucket: str
+) -> None:
+    from agentkit.models.scripted import Step, call
+
+    containers.stack.model._steps.extend(
+        [
+            Step.tool_calls(call("shout", {"source": "in.txt", "target": "out.txt"}, id="c1")),
+            Step.error("the model provider is down"),
+        ]
+    )
+    created = containers.api(
+        "api/create-session.json", body={"message": "Shout.", "workspaceFiles": {"in.txt": "x"}}
+    )
+    session_id = json.loads(created["body"])["sessionId"]
+    host = containers.run_turn()
+    types = [
+        json.loads(line)["type"]
+        for line in containers.api("api/stream.json", path=f"/v1/session/{session_id}/events")[
+            "body"
+        ].splitlines()
+        if line
+    ]
+    assert "turn.failed" in types
+    prefix = f"sessions/{session_id}/"
+    assert objects(s3_client, s3_bucket, prefix)[f"{prefix}out.txt"] == b"X"
+    assert not host.runtime.workspace(session_id).exists()
+
+
+def test_without_a_bucket_workspaces_stay_local(aws_stack: Stack) -> None:
+    # `sam local` and the tests' default stack: no bucket, the plain runtime, local folders.
+    from agentkit.aws.workspace_runtime import WorkspaceRuntime
+
+    assert aws_stack.settings.workspace_bucket is None
+    assert aws_stack.host.workspaces is None
+    assert not isinstance(aws_stack.host.runtime, WorkspaceRuntime)

@@ -80,9 +80,7 @@ class AwsSettings:
             stage=env.get("AGENTKIT_STAGE", "prod"),
             stream_window=float(env.get("AGENTKIT_STREAM_WINDOW", "25")),
             workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
-            workspace_max_bytes=int(
-                env.get("AGENTKIT_WORKSPACE_MAX_BYTES") or str(50 * 1024 * 1024)
-            ),
+            workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
         )
 
     def service_endpoint(self, service: str) -> str | None:
@@ -90,3 +88,16 @@ class AwsSettings:
         if service in ("dynamodb", "dynamodbstreams") and self.dynamodb_endpoint:
             return self.dynamodb_endpoint
         return self.endpoint_url
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise RuntimeError(f"{name} must be a positive number of bytes, not {raw!r}")
+    return value
