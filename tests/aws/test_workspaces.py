@@ -298,3 +298,20 @@ def test_without_a_bucket_workspaces_stay_local(aws_stack: Stack) -> None:
     assert aws_stack.settings.workspace_bucket is None
     assert aws_stack.host.workspaces is None
     assert not isinstance(aws_stack.host.runtime, WorkspaceRuntime)
+
+
+def test_an_unreachable_bucket_answers_503_and_creates_no_session(
+    containers: Containers,
+) -> None:
+    containers.bucket = "no-such-bucket-for-this-test"
+    before = containers.stack.dispatcher.payloads[:]
+    response = containers.api(
+        "api/create-session.json", body={"message": "Hi.", "workspaceFiles": {"a.txt": "x"}}
+    )
+    assert response["statusCode"] == 503, response
+    body = json.loads(response["body"])
+    assert body["ok"] is False and body["error"] == "workspace_unavailable"
+    assert containers.stack.dispatcher.payloads == before  # no turn was handed on
+    # Messages without files never touch the bucket.
+    plain = containers.api("api/create-session.json", body={"message": "Hi."})
+    assert plain["statusCode"] == 200, plain
