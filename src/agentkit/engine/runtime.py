@@ -14,13 +14,15 @@ import asyncio
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
+from agentkit.engine.arms import enroll, experiments
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
@@ -137,6 +139,10 @@ class AgentRuntime:
         self._records: dict[str, SessionRecord] = {}
         self._system: str | None = None
         self._direct: DirectCalls | None = None
+        # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
+        # (the `ab` package keeps this current; new sessions skip paused variants).
+        self._experiments: dict[str, AbDefinition] | None = None
+        self.ab_paused: Callable[[str], Collection[str]] = lambda _name: ()
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -183,6 +189,13 @@ class AgentRuntime:
 
             self._system = system_prompt(self.manifest)
         return self._system
+
+    @property
+    def experiments(self) -> dict[str, AbDefinition]:
+        """The agent's A/B experiments by name."""
+        if self._experiments is None:
+            self._experiments = experiments(self.manifest, self.bundle)
+        return self._experiments
 
     def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
         return Recorder(self.store, record, self.fanout, turn_id)
@@ -231,7 +244,11 @@ class AgentRuntime:
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
         )
         received = _received(message, principal, source, files)
-        await self.record(record, [draft(started), draft(received, turn_id=turn_id)])
+        arms = enroll(self.experiments, record.id, principal.id, self.ab_paused)
+        await self.record(
+            record,
+            [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
+        )
         await self.dispatcher.dispatch(record.id, turn_id)
         return Accepted(record.id, token, turn_id)
 
