@@ -169,7 +169,14 @@ class PriceTable:
         return price.cost(usage) if price is not None else None
 
 
-_BUDGET_KEYS = ("turn_tokens", "turn_usd", "session_tokens", "session_usd")
+_BUDGET_KEYS = (
+    "turn_tokens",
+    "turn_usd",
+    "session_tokens",
+    "session_usd",
+    "principal_daily_tokens",
+    "principal_daily_usd",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +187,8 @@ class Budget:
     turn_usd: float | None = None
     session_tokens: int | None = None
     session_usd: float | None = None
+    principal_daily_tokens: int | None = None  # per caller per UTC day, HTTP API only
+    principal_daily_usd: float | None = None
 
     @property
     def empty(self) -> bool:

@@ -68,7 +68,9 @@ async def make_runtime(tmp_path: Path) -> AsyncIterator[RuntimeFactory]:
     made: list[tuple[AgentRuntime, FileStore]] = []
     count = 0
 
-    def build(files: dict[str, str], model_for: Callable[[str | None], Model]) -> AgentRuntime:
+    def build(
+        files: dict[str, str], model_for: Callable[[str | None], Model], **options: Any
+    ) -> AgentRuntime:
         nonlocal count
         count += 1
         root = write(tmp_path / f"proj{count}", {**BASE, **files})
@@ -76,7 +78,11 @@ async def make_runtime(tmp_path: Path) -> AsyncIterator[RuntimeFactory]:
         assert not bundle.manifest.has_errors, bundle.manifest.diagnostics
         store = FileStore(tmp_path / f"state{count}")
         rt = AgentRuntime(
-            bundle, store, model_resolver=model_for, state_root=tmp_path / f"state{count}"
+            bundle,
+            store,
+            model_resolver=model_for,
+            state_root=tmp_path / f"state{count}",
+            **options,
         )
         made.append((rt, store))
         return rt

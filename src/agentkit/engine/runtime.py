@@ -219,6 +219,7 @@ class AgentRuntime:
     ) -> Accepted:
         """Create a session, record `session.started` and the message, dispatch the turn."""
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         session_id = new_session_id()
         if files:
             # Written before the session exists, so files that cannot be written leave no
@@ -269,6 +270,7 @@ class AgentRuntime:
         if not token_matches(continuation_token, record.token_hash):
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         # Clashes with the workspace as it is are refused before the running turn is
         # interrupted for nothing (checked again, after seeding, when written).
         check_fits(self.workspace(record.id), files)
@@ -319,6 +321,16 @@ class AgentRuntime:
         await self.store.touch_session(record.id)
         turn_id = await self._accept(record, message, principal, source, {})
         return Accepted(record.id, continuation_key, turn_id)
+
+    async def _check_daily(self, principal: Principal, source: str) -> None:
+        """The per-principal daily limit (HTTP API callers only; 429 when spent)."""
+        if source != "http" or "budget" not in self.manifest.agent.options:
+            return
+        from agentkit.costs import parse_budget
+        from agentkit.engine.daily import check_daily
+
+        budget = parse_budget(self.manifest.agent.options["budget"])
+        await check_daily(self.store, budget, principal.id)
 
     async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
         record = await self.store.find_session(channel_id, key)
