@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,3 +206,42 @@ def test_daily_limit_answers_429_with_retry_after(tmp_path: Path) -> None:
             assert r.status_code == 200, r.text
     finally:
         served.stop()
+
+
+def test_sessions_listing_and_trajectory_show_cost(tmp_path: Path) -> None:
+    files = {
+        **FILES,
+        "agent/agent.py": """
+            from agentkit import define_agent
+
+            agent = define_agent(
+                model="test", max_steps=6, prices={"test": {"input": 1000, "output": 1000}}
+            )
+        """,
+    }
+    project = write_agent(tmp_path / SLUG, files)
+    served = Served(project, tmp_path / "state", [], _env(None)).start()
+    try:
+        with httpx.Client(timeout=30) as c:
+            sid, _, events = run_session(c, served.url, "weather in Lima")
+            done = events[-1]
+            assert done["type"] == "turn.completed"
+            usage = done["data"]["usage"]
+            expected = (usage["inputTokens"] + usage["outputTokens"]) * 1000 / 1e6
+            assert done["data"]["costUsd"] == pytest.approx(expected)
+            listed = c.get(f"{served.url}/v1/sessions").json()["sessions"]
+            row = next(s for s in listed if s["sessionId"] == sid)
+            assert row["costUsd"] == pytest.approx(expected)
+    finally:
+        served.stop()
+    trace = tmp_path / "events.ndjson"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    out = subprocess.run(
+        [sys.executable, "-m", "agentkit.cli", "trajectory", "--events", str(trace)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert result["costUsd"] == pytest.approx(expected)
+    assert set(result["abs"]) == {"tone", "per_user"}

@@ -143,6 +143,7 @@ class AgentRuntime:
         # (the `ab` package keeps this current; new sessions skip paused variants).
         self._experiments: dict[str, AbDefinition] | None = None
         self.ab_paused: Callable[[str], Collection[str]] = lambda _name: ()
+        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -426,6 +427,16 @@ class AgentRuntime:
                 return await self.store.read(session_id, start, limit)
 
             return await fold_status_tail(read, length)
+        except (SessionNotFound, InvalidId):
+            return None
+
+    async def session_cost(self, session_id: str) -> float | None:
+        """The dollars a listed session's turns cost so far (None when a price was unknown
+        or the session is gone). Folded incrementally: each call reads only new events."""
+        from agentkit.engine.costs import session_cost
+
+        try:
+            return await session_cost(self.store, session_id, self._costs)
         except (SessionNotFound, InvalidId):
             return None
 
