@@ -70,10 +70,14 @@ class AbMonitor:
     def attach(self, runtime: AgentRuntime) -> None:
         """Record pauses through `runtime`, and tell its enrollment which arms are paused."""
         self.runtime = runtime
-        runtime.ab_paused = self.paused
+        runtime.ab_paused = self.all_paused
 
     def paused(self, experiment: str) -> Collection[str]:
         return tuple(self.aggregate.paused.get(experiment, {}))
+
+    async def all_paused(self) -> Mapping[str, Collection[str]]:
+        """Paused variants per experiment (what enrollment asks before each session)."""
+        return {k: tuple(v) for k, v in self.aggregate.paused.items()}
 
     async def load(self) -> None:
         """Fold every existing session (at start, so totals and pauses survive restarts)."""

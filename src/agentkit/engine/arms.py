@@ -10,7 +10,7 @@ and `max_steps` replaced, the tool table narrowed. The choice itself is
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -44,16 +44,18 @@ def enroll(
     defs: Mapping[str, AbDefinition],
     session_id: str,
     principal: str | None,
-    paused: Callable[[str], Collection[str]] = lambda _name: (),
+    paused: Mapping[str, Collection[str]] | None = None,
 ) -> list[AbAssigned]:
-    """One `ab.assigned` per experiment, in name order."""
+    """One `ab.assigned` per experiment, in name order; `paused` arms are skipped (their
+    share goes to the experiment's control arm)."""
+    paused = paused or {}
     out: list[AbAssigned] = []
     for name in sorted(defs):
         ab = defs[name]
         key = principal if ab.sticky == "principal" and principal else session_id
         if ab.sticky == "principal":
             key = "principal:" + key
-        out.append(AbAssigned(experiment=name, variant=ab.assign(name, key, paused(name))))
+        out.append(AbAssigned(experiment=name, variant=ab.assign(name, key, paused.get(name, ()))))
     return out
 
 

@@ -14,7 +14,7 @@ import asyncio
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -142,7 +142,7 @@ class AgentRuntime:
         # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
         # (the `ab` package keeps this current; new sessions skip paused variants).
         self._experiments: dict[str, AbDefinition] | None = None
-        self.ab_paused: Callable[[str], Collection[str]] = lambda _name: ()
+        self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
         self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
 
     # ---- facts ---------------------------------------------------------------------
@@ -246,7 +246,9 @@ class AgentRuntime:
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
         )
         received = _received(message, principal, source, files)
-        arms = enroll(self.experiments, record.id, principal.id, self.ab_paused)
+        experiments = self.experiments
+        paused = await self.ab_paused() if experiments else {}
+        arms = enroll(experiments, record.id, principal.id, paused)
         await self.record(
             record,
             [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
@@ -519,6 +521,10 @@ class AgentRuntime:
     async def recover(self) -> None:
         """End turns whose process died; resume decided approvals; keep parked ones."""
         await recover_all(self)
+
+
+async def _none_paused() -> Mapping[str, Collection[str]]:
+    return {}
 
 
 def _received(
