@@ -68,13 +68,37 @@ class AbService:
     async def report(self, caller: Principal) -> dict[str, Any]:
         """Assignments per session (the caller's own unless admin) and per-arm results."""
         config = ab_config(self.service.manifest.ab_config)
-        folds = await fold_all(self.service)
+        limit = int(config["maxPlaygroundSessions"])
         agg = await self.snapshot() if self.snapshot is not None else None
         if agg is None:
+            folds = await fold_all(self.service)
             agg = Aggregate.of(folds)
-        visible = [f for f in folds if caller.admin or f.principal == caller.id]
-        rows = session_rows(visible, int(config["maxPlaygroundSessions"]))
-        return report(self.experiments, agg, rows, config)
+            visible = [f for f in folds if caller.admin or f.principal == caller.id]
+        else:
+            # The totals came from the snapshot: read only the newest sessions for the rows.
+            visible = await _newest(self.service, caller, limit)
+        body = report(self.experiments, agg, session_rows(visible, limit), config)
+        return {"ok": True, **body}
+
+
+async def _newest(service: AgentService, caller: Principal, limit: int) -> list[SessionFold]:
+    """The folds of the caller's newest sessions (enrolled ones, up to `limit`)."""
+    folds: list[SessionFold] = []
+    cursor: str | None = None
+    while len(folds) < limit:
+        page = await service.list_sessions(principal=caller, limit=min(100, limit), cursor=cursor)
+        for record in page.items:
+            try:
+                events = await service.read_events(record.id, principal=caller)
+            except HttpError:
+                continue
+            fold = fold_session(record.id, events)
+            if fold.assignments:
+                folds.append(fold)
+        cursor = page.cursor
+        if cursor is None:
+            break
+    return folds
 
 
 __all__ = ["SCANNER", "AbService", "SnapshotSource", "ab_config", "fold_all"]
