@@ -133,3 +133,23 @@ def test_bad_budgets_fail_at_definition() -> None:
         define_agent(budget={"daily": 3})
     with pytest.raises(ValueError, match="positive"):
         define_agent(budget={"turn_usd": -1})
+
+
+async def test_each_approval_grants_exactly_one_more_budget(make_runtime: RuntimeFactory) -> None:
+    model = ScriptedModel(add_steps(12))
+    rt = make_runtime(
+        {"agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 500})},
+        lambda _id: model,
+    )
+    acc = await rt.start_session("count", principal=ALICE)
+    await settle(rt)
+    sid = acc.session_id
+    assert len(model.requests) == 5
+    first = (await rt.approvals(sid, principal=ALICE))[0].call_id
+    await rt.resolve_approval(sid, first, "approve", principal=ALICE)
+    await settle(rt)
+    # Approved once: 1000 tokens in all, so steps 6-10 run and the 11th parks again.
+    assert len(model.requests) == 10
+    pending = await rt.approvals(sid, principal=ALICE)
+    assert [p.tool_name for p in pending] == ["budget"] and pending[0].call_id != first
+    assert "used 1000 tokens of 1000 tokens" in pending[0].arguments["reason"]

@@ -412,15 +412,16 @@ class TurnRunner:
         for p in budget:
             self.state.pending.pop(p.call_id)
             approved = p.decision == "approve"
-            outcome = Outcome(not approved, result="continue" if approved else None)
-            if not approved:
-                outcome = Outcome(True, error=BUDGET_DENIED)
+            outcome = (
+                Outcome(False, result="continue")
+                if approved
+                else Outcome(True, error=BUDGET_DENIED)
+            )
             call = ActionCall(call_id=p.call_id, tool_name=BUDGET_TOOL, arguments={})
             await self.emit(_result(call, outcome))
             if not approved:
                 raise RunError(BUDGET_DENIED)
-            self.budget.turn_grants += 1
-            self.budget.session_grants += 1
+            # The approval itself is on record: `session_spend` already counted it.
         for p in self.state.pending.values():
             call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)
             if p.decision != "approve":
