@@ -147,20 +147,33 @@ class GuardedModel:
     def __init__(self, model: Model, allowed: Callable[[Usage], str | None]) -> None:
         self.model = model
         self.allowed = allowed  # given what this model has spent so far; a reason to stop
-        self.usage = Usage()
+        self._done = Usage()  # of finished steps
 
     @property
     def id(self) -> str:
         return self.model.id
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        reason = self.allowed(self.usage)
+        reason = self.allowed(self._done)
         if reason is not None:
             raise ModelError(reason)
-        async for chunk in self.model.stream(request):
-            if isinstance(chunk, Finish):
-                self.usage = self.usage + chunk.usage
-            yield chunk
+        by_message: dict[str, Usage] = {}  # one usage per message id, as `model_step` counts
+        anonymous = Usage()
+        try:
+            async for chunk in self.model.stream(request):
+                if isinstance(chunk, Finish):
+                    if chunk.message_id is None:
+                        anonymous = anonymous + chunk.usage
+                    else:
+                        by_message[chunk.message_id] = chunk.usage
+                yield chunk
+        finally:
+            self._done = sum(by_message.values(), self._done + anonymous)
+
+    @property
+    def usage(self) -> Usage:
+        """What this model's finished steps used."""
+        return self._done
 
 
 __all__ = [
