@@ -96,3 +96,55 @@ def test_the_stream_handler_keeps_the_ab_snapshot(
             want.metrics["inputTokens"].total
         )
     assert len(body["sessions"]) == 6
+
+
+GUARDED = """
+    from agentkit import define_ab, variant
+
+    ab = define_ab(
+        name="tone",
+        variants={"control": variant(weight=1), "concise": variant(weight=3)},
+        guardrails={"inputTokens": 20},
+        min_samples=2,
+    )
+"""
+
+
+@pytest.fixture
+def with_guardrail(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {**aws_conftest.AGENT_FILES, "agent/ab.py": GUARDED}
+    monkeypatch.setattr(aws_conftest, "AGENT_FILES", files)
+
+
+def test_the_stream_handler_pauses_a_breaching_variant(
+    with_guardrail: None,
+    aws_stack: Stack,  # noqa: F811
+) -> None:
+    import asyncio
+
+    sessions = []
+    for i in range(12):
+        script(aws_stack, Step.text(f"answer {i}", usage=Usage(input_tokens=50, output_tokens=1)))
+        sessions.append(create(f"question {i}"))
+        aws_stack.run_turns()
+    records = aws_stack.stream_records()
+    assert hooks.handler({"Records": records}, FakeContext()) == {"batchItemFailures": []}
+    snap = asyncio.run(aws_stack.host._read_ab_snapshot())
+    assert list(snap.paused.get("tone", {})) == ["concise"]
+    store = aws_stack.host.store
+
+    async def pauses() -> list[dict[str, Any]]:
+        out = []
+        for s in sessions:
+            out += [e.data for e in await store.read(s) if e.type == "ab.paused"]
+        return out
+
+    recorded = asyncio.run(pauses())
+    assert len(recorded) == 1 and recorded[0]["variant"] == "concise"
+    assert "inputTokens" in recorded[0]["reason"]
+    # From now on the API function enrolls new sessions in control only.
+    for i in range(8):
+        sid = create(f"later {i}")
+        arms = [e.data["variant"] for e in asyncio.run(store.read(sid)) if e.type == "ab.assigned"]
+        assert arms == ["control"]
+    assert get_abs()["experiments"][0]["paused"] == {"concise": recorded[0]["reason"]}
