@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from agentkit.engine.busy import drain_queue
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -53,6 +54,8 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
         await rt.store.release_lease(session_id, holder)
+    # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
+    await drain_queue(rt, session_id)
 
 
 async def _drive(

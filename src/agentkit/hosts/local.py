@@ -24,6 +24,9 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from agentkit.authoring.contexts import HostServices
+from agentkit.channels.delivery import ChannelFanout
+from agentkit.channels.runtime import ChannelRuntime
+from agentkit.engine.fanout import MultiFanout
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
 from agentkit.hooks import LocalHookFanout
@@ -93,7 +96,15 @@ class LocalHost:
             **(runtime_options or {}),
         )
         self.reminders.attach(service=self.runtime, host=self.services)
-        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        self.channels: ChannelRuntime | None = None
+        self.channel_fanout: ChannelFanout | None = None
+        if bundle.manifest.channels:
+            self.channels = ChannelRuntime(self.runtime, bundle, self.store, self.services)
+            self.channel_fanout = ChannelFanout(self.channels)
+            self.runtime.fanout = MultiFanout([self.fanout, self.channel_fanout])
+        self.schedules = ScheduleDispatcher(
+            self.runtime, definitions=bundle, host=self.services, channels=self.channels
+        )
         self.schedule_runner = (
             ScheduleRunner(self.schedules, self.timer)
             if fire_schedules and self.timer is not None
@@ -112,7 +123,7 @@ class LocalHost:
         return self.runtime
 
     def mount(self) -> AgentMount:
-        return AgentMount(slug=self.slug, service=self.runtime, host=self)
+        return AgentMount(slug=self.slug, service=self.runtime, host=self, channels=self.channels)
 
     async def start(self) -> None:
         """Take the state directory, recover what a dead process left, start timers."""
@@ -138,6 +149,8 @@ class LocalHost:
         if self.timer is not None:
             await self.timer.close()
         await self.fanout.close()
+        if self.channel_fanout is not None:
+            await self.channel_fanout.close()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

@@ -47,6 +47,10 @@ class FollowUpBody(_Wire):
     continuation_token: str = Field(min_length=1, max_length=512)
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     workspace_files: WorkspaceFiles | None = None
+    on_busy: Literal["interrupt", "queue", "reject"] = Field(
+        default="interrupt",
+        description="A busy session: interrupt its turn (default), queue behind it, or 409.",
+    )
 
 
 class SessionAccepted(_Reply):

@@ -92,6 +92,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             principal=caller,
             workspace_files=body.workspace_files,
             source="http",
+            on_busy=body.on_busy,
         )
         return accepted(request, result)
 
