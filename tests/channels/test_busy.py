@@ -107,7 +107,7 @@ def test_interrupt_races(serve_channels, channel_env) -> None:
                 race(served.url, [{"pr_url": "gate", "note": "interrupt"}] * RACERS)
             )
             await asyncio.sleep(0.5)  # let the racers reach the busy session (not a speed check)
-            gate.touch()
+            await asyncio.to_thread(gate.touch)
             return await task
 
         responses = asyncio.run(racing())
