@@ -139,6 +139,8 @@ def test_resources_are_scoped(template: dict[str, Any]) -> None:
                 "${AWS::StackName}" in piece
                 or "/index/*" in piece
                 or "${BearerTokenName}-*" in piece
+                or "${GitHubWebhookSecretName}-*" in piece
+                or "${GitHubTokenName}-*" in piece
                 or "foundation-model/*" in piece
                 or "inference-profile/*" in piece
             ), (role, piece)

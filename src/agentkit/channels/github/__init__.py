@@ -12,7 +12,6 @@ signature), one route (`POST /v1/channels/<id>`), delivery handlers that post re
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -57,7 +56,6 @@ def github_channel(
     logins whose `/approve <callId>` and `/deny <callId>` comments count. Messages to a
     PR whose turn is running queue behind it (`on_busy`).
     """
-    secret = secret if secret is not None else os.environ.get("GITHUB_WEBHOOK_SECRET")
     api = GitHubClient(token=token, api_url=api_url) if client is None else client
     logins = [str(a) for a in approvers]
     webhook = Webhook(api, on=on or {}, approvers=logins, bot_login=bot_login)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import os
 
 from agentkit.authoring.channels import ChannelRequest
 from agentkit.errors import HttpError
@@ -40,9 +41,15 @@ class GitHubSignature:
     warning; a deployed host refuses to run the channel at all (`check_deployable`).
     """
 
-    def __init__(self, secret: str | None) -> None:
-        self.secret = secret or None
+    def __init__(self, secret: str | None = None) -> None:
+        self._explicit = secret or None
         self._warned = False
+
+    @property
+    def secret(self) -> str | None:
+        """The given secret, else `GITHUB_WEBHOOK_SECRET` as it is now (a deployed host
+        fills it from its secret store just before serving requests)."""
+        return self._explicit or os.environ.get("GITHUB_WEBHOOK_SECRET") or None
 
     def check_deployable(self) -> None:
         if self.secret is None:
@@ -51,8 +58,9 @@ class GitHubSignature:
             )
 
     def __call__(self, request: ChannelRequest) -> str | None:
-        if self.secret is not None:
-            ok = verify(self.secret, request.body, request.header(SIGNATURE_HEADER))
+        secret = self.secret
+        if secret is not None:
+            ok = verify(secret, request.body, request.header(SIGNATURE_HEADER))
             return PRINCIPAL if ok else None
         if request.loopback:
             if not self._warned:
