@@ -159,3 +159,27 @@ def test_http_follow_up_on_busy(serve_channels, channel_env) -> None:
         read_stream(client, url, sid, until=turn_ends(2))
         received = types(dump(client, url, sid), "message.received")
         assert [m["data"]["message"] for m in received] == ["open the gate", "after that"]
+
+
+def test_agent_default_strategy(serve_channels, channel_project: Path, channel_env) -> None:
+    (channel_project / "agent" / "agent.py").write_text(
+        "from agentkit import define_agent\n\n"
+        'agent = define_agent(model="test", max_steps=6, on_busy="reject")\n'
+    )
+    served = serve_channels()
+    gate = Path(channel_env["GATE_FILE"])
+    url = served.url
+    with httpx.Client(timeout=60) as client:
+        start = client.post(f"{url}/v1/session", json={"message": "open the gate"}).json()
+        sid, token = start["sessionId"], start["continuationToken"]
+        wait_entered(gate)
+        plain = client.post(
+            f"{url}/v1/session/{sid}", json={"continuationToken": token, "message": "now"}
+        )
+        assert plain.status_code == 409 and plain.json()["error"] == "session_busy"
+        # A channel without its own choice follows the agent's.
+        client.post(f"{url}/v1/channels/drive", json={"pr_url": "gate"})
+        again = client.post(f"{url}/v1/channels/drive", json={"pr_url": "gate"})
+        assert again.status_code == 409, again.text
+        gate.touch()
+        read_stream(client, url, sid, until=turn_ends())

@@ -38,10 +38,15 @@ def define_agent(
     """Define an agent's runtime config.
 
     `name` (root agent only) is the display name; without it the name comes from
-    pyproject.toml `[project].name`, then the project folder's name.
+    pyproject.toml `[project].name`, then the project folder's name. `on_busy`
+    (`interrupt` by default, `queue` or `reject`) is what a message to a busy session does
+    unless the request or its channel says otherwise.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
+    busy = options.get("on_busy")
+    if busy is not None and busy not in ("interrupt", "queue", "reject"):
+        raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
     return AgentDefinition(
         model=model,
         max_steps=max_steps,

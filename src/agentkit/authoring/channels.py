@@ -188,7 +188,7 @@ class ChannelDefinition:
     description: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     auth: ChannelAuth | None = None  # None: the agent's auth chain applies
-    on_busy: OnBusy = "interrupt"
+    on_busy: OnBusy | None = None  # None: the agent's `on_busy` (interrupt by default)
 
     def find_route(self, method: str, path: str) -> Route | None:
         path = path if path.startswith("/") else "/" + path
@@ -213,7 +213,7 @@ def define_channel(
     kind: str = "custom",
     description: str | None = None,
     auth: ChannelAuth | None = None,
-    on_busy: OnBusy = "interrupt",
+    on_busy: OnBusy | None = None,
     **options: Any,
 ) -> ChannelDefinition:
     """Define a channel. Routes are `route(...)` values or `(method, path, handler)` tuples.
@@ -223,7 +223,7 @@ def define_channel(
     `auth(request) -> principal id | None` replaces the agent's auth chain for the
     channel's routes (a webhook verifies a signature instead of a bearer token).
     `on_busy` says what a message to a busy session does: `interrupt` its turn, `queue`
-    behind it, or `reject` with 409 `session_busy`.
+    behind it, or `reject` with 409 `session_busy` (default: the agent's choice).
     """
     built: list[Route] = []
     for r in routes:
@@ -242,7 +242,7 @@ def define_channel(
         raise TypeError("continuation must be a callable (body) -> key or None")
     if auth is not None and not callable(auth):
         raise TypeError("auth must be a callable (request) -> principal id or None")
-    if on_busy not in ON_BUSY:
+    if on_busy is not None and on_busy not in ON_BUSY:
         raise ValueError(f"on_busy must be one of {', '.join(ON_BUSY)}, not {on_busy!r}")
     return ChannelDefinition(
         routes=tuple(built),

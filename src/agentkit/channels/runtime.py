@@ -27,6 +27,7 @@ from agentkit.authoring.channels import (
     Route,
 )
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine.busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, NotFound, Unauthorized
 from agentkit.sessions import Mode, Principal
@@ -178,7 +179,7 @@ class ChannelRuntime:
         ):
             raise BadRequest(f"a continuation key is 1 to {MAX_KEY_CHARS} characters")
         owner = channel_principal(channel_id)
-        busy = on_busy or self.channels[channel_id].on_busy
+        busy = on_busy or self.channels[channel_id].on_busy or agent_on_busy(self.service.manifest)
         origin = source or channel_id
         if mode == "task" or continuation_key is None:
             return await self._start(channel_id, message, owner, mode, continuation_key, origin)

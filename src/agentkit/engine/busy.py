@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.errors import Conflict
 from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
@@ -31,6 +31,16 @@ if TYPE_CHECKING:
 OnBusy = Literal["interrupt", "queue", "reject"]
 ON_BUSY: tuple[str, ...] = ("interrupt", "queue", "reject")
 BUSY = (SessionStatus.RUNNING, SessionStatus.AWAITING_APPROVAL)
+
+
+def agent_on_busy(manifest: Any) -> OnBusy:
+    """The agent's default strategy (`define_agent(on_busy=...)`), else `interrupt`."""
+    value = (manifest.agent.options or {}).get("on_busy")
+    if value == "queue":
+        return "queue"
+    if value == "reject":
+        return "reject"
+    return "interrupt"
 
 
 def pending_queue(events: list[Event]) -> list[Event]:
