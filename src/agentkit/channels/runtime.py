@@ -113,7 +113,8 @@ class ChannelRuntime:
     host: HostServices = field(default_factory=HostServices)
     deployed: bool = False
     _loaded: dict[str, ChannelDefinition] | None = None
-    _key_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
+    # (channel, key) -> (lock, callers holding or awaiting it)
+    _key_locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = field(default_factory=dict)
 
     # ---- the channels ----------------------------------------------------------------
 
@@ -184,21 +185,30 @@ class ChannelRuntime:
         if mode == "task" or continuation_key is None:
             return await self._start(channel_id, message, owner, mode, continuation_key, origin)
         # One process never starts two sessions for one new key (parallel deliveries).
-        lock = self._key_locks.setdefault((channel_id, continuation_key), asyncio.Lock())
-        async with lock:
-            try:
-                return await self.service.follow_up_by_key(
-                    channel_id,
-                    continuation_key,
-                    message,
-                    principal=owner,
-                    source=origin,
-                    on_busy=busy,
-                )
-            except NotFound:
-                return await self._start(
-                    channel_id, message, owner, "chat", continuation_key, origin
-                )
+        slot = (channel_id, continuation_key)
+        lock, users = self._key_locks.get(slot) or (asyncio.Lock(), 0)
+        self._key_locks[slot] = (lock, users + 1)
+        try:
+            async with lock:
+                try:
+                    return await self.service.follow_up_by_key(
+                        channel_id,
+                        continuation_key,
+                        message,
+                        principal=owner,
+                        source=origin,
+                        on_busy=busy,
+                    )
+                except NotFound:
+                    return await self._start(
+                        channel_id, message, owner, "chat", continuation_key, origin
+                    )
+        finally:
+            lock, users = self._key_locks[slot]
+            if users <= 1:
+                del self._key_locks[slot]  # nobody else holds or awaits it: keep the map small
+            else:
+                self._key_locks[slot] = (lock, users - 1)
 
     async def _start(
         self,

@@ -64,8 +64,7 @@ class Webhook:
             raise BadRequest("a GitHub delivery is a JSON object with an X-GitHub-Event header")
         delivery = ctx.headers.get(DELIVERY_HEADER.lower())
         # GitHub redelivers: one delivery id starts at most one turn.
-        fresh = ctx.sessions is None or not delivery
-        if not fresh and not await ctx.sessions.claim(f"delivery:{delivery}"):  # type: ignore[union-attr]
+        if await self._seen(ctx, delivery):
             return {"ok": True, "duplicate": True}
         action = str(payload.get("action") or "")
         handler = self.on.get(f"{event}.{action}") or self.on.get(event)
@@ -77,6 +76,12 @@ class Webhook:
         if event == "issue_comment" and action == "created":
             return await self._comment(payload, ctx)
         return {"ok": True, "ignored": f"{event}.{action}" if action else event}
+
+    @staticmethod
+    async def _seen(ctx: ChannelContext, delivery: str | None) -> bool:
+        if not delivery or ctx.sessions is None:
+            return False
+        return not await ctx.sessions.claim(f"delivery:{delivery}")
 
     async def _pull_request(self, action: str, payload: dict[str, Any], ctx: ChannelContext) -> Any:
         pr = payload.get("pull_request") or {}
