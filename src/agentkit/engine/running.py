@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,7 @@ from agentkit.sessions import SessionRecord
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
@@ -55,7 +57,10 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         rt.local_stop.discard(session_id)
         await rt.store.release_lease(session_id, holder)
     # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
-    await drain_queue(rt, session_id)
+    try:
+        await drain_queue(rt, session_id)
+    except Exception:  # the turn is over either way; recovery or the next message retries
+        log.exception("could not start the queued message of session %s", session_id)
 
 
 async def _drive(
