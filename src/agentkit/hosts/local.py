@@ -101,6 +101,7 @@ class LocalHost:
         if bundle.manifest.channels:
             self.channels = ChannelRuntime(self.runtime, bundle, self.store, self.services)
             self.channel_fanout = ChannelFanout(self.channels)
+            _ = self.channels.channels  # load them now: packs offer `host.github` to tools
             self.runtime.fanout = MultiFanout([self.fanout, self.channel_fanout])
         self.schedules = ScheduleDispatcher(
             self.runtime, definitions=bundle, host=self.services, channels=self.channels
