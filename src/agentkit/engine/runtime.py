@@ -534,7 +534,10 @@ def _is_channel_key(record: SessionRecord, token: str) -> bool:
     return (
         record.channel_id != "http"
         and record.continuation_key is not None
-        and hmac.compare_digest(record.continuation_key.encode(), token.encode())
+        and hmac.compare_digest(
+            record.continuation_key.encode("utf-8", "surrogatepass"),
+            token.encode("utf-8", "surrogatepass"),
+        )
     )
 
 
