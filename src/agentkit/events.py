@@ -28,6 +28,7 @@ class EventType(StrEnum):
     SESSION_FAILED = "session.failed"
     AGENT_BOUND = "agent.bound"
     MESSAGE_RECEIVED = "message.received"
+    MESSAGE_QUEUED = "message.queued"
     TURN_STARTED = "turn.started"
     TURN_COMPLETED = "turn.completed"
     TURN_FAILED = "turn.failed"
@@ -131,6 +132,21 @@ class MessageReceived(Payload):
     principal: str | None = None
     source: str | None = None  # "http", "reminder", "schedule", a channel id, ...
     workspace_files: list[str] | None = None
+    queue_id: str | None = None  # set when the message waited as `message.queued`
+
+
+class MessageQueued(Payload):
+    """A message for a busy session, waiting to become a turn (`on_busy="queue"`).
+
+    It has no turn id and is not part of the conversation until it is accepted: its
+    `message.received` then carries the same `queueId`.
+    """
+
+    type = EventType.MESSAGE_QUEUED
+    queue_id: str
+    message: str
+    principal: str | None = None
+    source: str | None = None
 
 
 class TurnStarted(Payload):
@@ -253,6 +269,7 @@ PAYLOADS: dict[str, type[Payload]] = {
         SessionFailed,
         AgentBound,
         MessageReceived,
+        MessageQueued,
         TurnStarted,
         TurnCompleted,
         TurnFailed,

@@ -47,6 +47,7 @@ class PendingApproval:
 
 
 Decision = Literal["approve", "deny"]
+OnBusy = Literal["interrupt", "queue", "reject"]
 
 
 class AgentService(Protocol):
@@ -78,8 +79,11 @@ class AgentService(Protocol):
         principal: Principal,
         workspace_files: Mapping[str, str] | None = None,
         source: str = "http",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
-        """Continue a chat session: interrupts a busy turn (bounded wait), rotates the token."""
+        """Continue a chat session: interrupts a busy turn (bounded wait), rotates the token.
+        `on_busy="queue"` runs the message after the current turn instead, `"reject"`
+        answers `Conflict(session_busy)` while the session is busy."""
         ...
 
     async def follow_up_by_key(
@@ -90,6 +94,7 @@ class AgentService(Protocol):
         *,
         principal: Principal,
         source: str = "channel",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue the session a channel-defined key points at (reminders, channels)."""
         ...
