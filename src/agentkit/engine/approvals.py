@@ -82,6 +82,11 @@ async def record_decision(
             argumentsDigest=arguments_digest(found.arguments),
         )
         await rt.record(record, [draft(resolved, turn_id=found.turn_id)])
+        if found.turn_id is None:
+            # A parked direct tool call: no turn to resume, so it runs here, under the lease.
+            await rt.direct.run_decided(
+                record, call_id, found.tool_name, found.arguments, decision, holder
+            )
     finally:
         await rt.store.release_lease(record.id, holder)
     if found.turn_id is not None:

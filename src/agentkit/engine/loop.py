@@ -292,6 +292,7 @@ class TurnRunner:
                 project_root=self.d.project_root,
                 timeout=timeout,
                 call_id=call.call_id,
+                env=entry.spec.env,
                 session={
                     "id": s.id,
                     "channel_id": s.channel_id,

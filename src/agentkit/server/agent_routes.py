@@ -18,6 +18,7 @@ from agentkit.server.schemas import (
     LogPage,
     Meta,
     ToolCallBody,
+    ToolCallPending,
     ToolCallResult,
 )
 from agentkit.server.session_routes import known_session_id
@@ -32,12 +33,18 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     router = DeferredRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: tools"])
 
     @router.post(
-        "/v1/tools/{tool_name}", response_model=ToolCallResult, response_model_by_alias=True
+        "/v1/tools/{tool_name}",
+        response_model=ToolCallResult,
+        response_model_by_alias=True,
+        responses={202: {"model": ToolCallPending, "description": "Parked for approval"}},
     )
     async def call_tool(
         tool_name: Annotated[str, Path(max_length=200)], body: ToolCallBody, caller: Caller
-    ) -> ToolCallResult:
-        """Run a server tool with no model turn (inside a session when `sessionId` is given)."""
+    ) -> ToolCallResult | JSONResponse:
+        """Run a server tool with no model turn (inside a session when `sessionId` is given).
+
+        A call that needs approval is refused without a session (403 `approval_required`)
+        and parked on the session with one (202, `status: "pending_approval"`)."""
         manifest = service.manifest
         spec = manifest.tool(tool_name)
         server_tools = sorted(t.name for t in manifest.tools if t.execution == "server")
@@ -54,6 +61,9 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         outcome = await service.call_tool(
             tool_name, body.input, principal=caller, session_id=session_id
         )
+        if outcome.pending_approval:
+            pending = ToolCallPending(tool_name=outcome.tool_name, call_id=outcome.call_id)
+            return JSONResponse(pending.model_dump(by_alias=True), status_code=202)
         return ToolCallResult(
             tool_name=outcome.tool_name,
             call_id=outcome.call_id,
