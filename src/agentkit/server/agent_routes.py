@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 
-from agentkit.errors import BadRequest, NotFound
+from agentkit.errors import BadRequest, Forbidden, NotFound
 from agentkit.project.manifest import Manifest
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.logs import LogBuffer
@@ -22,7 +22,7 @@ from agentkit.server.schemas import (
     ToolCallResult,
 )
 from agentkit.server.session_routes import known_session_id
-from agentkit.server.state import principal
+from agentkit.server.state import principal, server_state
 from agentkit.sessions import Principal
 
 Caller = Annotated[Principal, Depends(principal)]
@@ -109,11 +109,22 @@ def meta_router(
 
     @router.get("/v1/logs", response_model=LogPage, response_model_by_alias=True)
     async def recent_logs(
+        request: Request,
         caller: Caller,
         after: Annotated[int, Query(ge=0, le=2**53)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 500,
     ) -> LogPage:
-        """Server log lines newer than `after`, oldest first."""
+        """Server log lines newer than `after`, oldest first (local developer only).
+
+        The buffer holds every principal's lines (tools' `ctx.logger` output included), so
+        it is served only to a direct loopback caller, the same rule as the dev routes; any
+        other principal gets 403."""
+        auth = server_state(request).options.auth
+        if not (caller.admin or auth.check_local_developer(request)):
+            raise Forbidden(
+                "server logs are for the local developer (a direct loopback caller)",
+                code="logs_local_only",
+            )
         if after > logs.last_seq:
             after = 0  # the server restarted since the client's cursor: start over
         entries = logs.after(after, limit)
