@@ -38,13 +38,12 @@ from typing import Any
 
 from agentkit.engine.child_process import run_child
 from agentkit.engine.tools import Outcome, elapsed_ms
+from agentkit.events import escape_line_breaks
 
 STDERR_TAIL = 2000
 MAX_OUTPUT_BYTES = 1024 * 1024
 # What any child gets from the server's environment (HOME is set to the workspace).
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
-# Line separators JSON leaves raw but a text-mode line splitter would break a line at.
-_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
 
 
 def child_env(
@@ -60,10 +59,7 @@ def child_env(
 
 def dump_line(value: Any) -> str:
     """One JSON line that no splitter can break: U+2028, U+2029 and U+0085 escaped."""
-    text = json.dumps(value, ensure_ascii=False)
-    for raw, escaped in _SEPARATORS.items():
-        text = text.replace(raw, escaped)
-    return text + "\n"
+    return escape_line_breaks(json.dumps(value, ensure_ascii=False)) + "\n"
 
 
 def child_command(
