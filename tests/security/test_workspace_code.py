@@ -51,7 +51,14 @@ PROBE = """
         if input.mode == "flood":
             sys.stdout.write("x" * (3 * 1024 * 1024))
             sys.stdout.flush()
+        try:  # found only through PYTHONPATH, as packages are on Lambda
+            import probe_lib
+
+            lib = probe_lib.VALUE
+        except ImportError:
+            lib = None
         return {
+            "lib": lib,
             "secret": os.environ.get("PROBE_SECRET"),
             "aws": os.environ.get("AWS_SECRET_ACCESS_KEY"),
             "declared": os.environ.get("PROBE_DECLARED"),
@@ -79,6 +86,7 @@ def _attack_files(markers: Path) -> dict[str, str]:
         "sitecustomize.py": "sitecustomize",
         "usercustomize.py": "usercustomize",
         ".agentkit/tools/probe.py": "tool-copy",
+        "probe_lib.py": "probe-lib",
     }
     return {rel: _marker_code(markers / name) for rel, name in names.items()}
 
@@ -86,8 +94,12 @@ def _attack_files(markers: Path) -> dict[str, str]:
 @pytest.fixture
 def probe_server(tmp_path: Path) -> Any:
     project = write_agent(tmp_path / SLUG, {**AGENT_FILES, "agent/tools/probe.py": PROBE})
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "probe_lib.py").write_text("VALUE = 'from-pythonpath'\n")
     env = _env(
         {
+            "PYTHONPATH": str(libs),
             "PROBE_SECRET": "provider-key-123",
             "PROBE_DECLARED": "declared-ok",
             "AWS_SECRET_ACCESS_KEY": "role-secret",
@@ -129,6 +141,8 @@ def test_workspace_files_never_run_as_code_over_http(probe_server: Served, tmp_p
     assert result["declared"] == "declared-ok"
     assert result["home"] == result["cwd"]
     assert result["cwdOnPath"] == []
+    # The server's own import path (PYTHONPATH included) still reaches the tool.
+    assert result["lib"] == "from-pythonpath"
     # Line separators inside a result survive the reply line intact.
     assert result["text"] == "a\u2028b\u2029c\u0085d"
 

@@ -3,10 +3,11 @@
 The workspace holds files a caller sent (`workspaceFiles`) and files the model wrote, so
 nothing in it may ever be imported as code. The host therefore runs
 
-    python -I -m agentkit.engine.agent_tool --root <project root> <module> <attribute> <path>
+    python -I -c <bootstrap> <host sys.path> --root <project root> <module> <attribute> <path>
 
 `-I` (isolated mode) keeps the working directory, `PYTHONPATH` and the user's site-packages
-off `sys.path`; the child then puts the project root first and loads the tool's file only
+off `sys.path`; the bootstrap sets `sys.path` to the host's own absolute entries (none inside
+the workspace), the child then puts the project root first and loads the tool's file only
 from `<project root>/<path>`, after checking it resolves inside the project. Its environment
 is an allow-list (`PATH`, locale, `TZ`, `HOME` set to the workspace) plus the variables the
 tool declares with `define_tool(..., env=[...])`: provider keys and cloud credentials stay
@@ -62,8 +63,35 @@ def dump_line(value: Any) -> str:
     return escape_line_breaks(json.dumps(value, ensure_ascii=False)) + "\n"
 
 
+# Runs first in the child: the import path is the one the host hands over, nothing else.
+# (`-I` already keeps the working directory and PYTHONPATH out; on Lambda the packages are
+# found through PYTHONPATH, so the host's own resolved path is passed explicitly.)
+BOOTSTRAP = (
+    "import sys, json; sys.path[:] = json.loads(sys.argv.pop(1)); "
+    "from agentkit.engine.agent_tool import main; raise SystemExit(main(sys.argv[1:]))"
+)
+
+
+def safe_sys_path(workspace: Path) -> list[str]:
+    """The host's `sys.path` without relative entries or anything inside the workspace."""
+    ws = workspace.resolve()
+    out: list[str] = []
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry):
+            continue  # "" and relative entries mean "the current folder": the workspace
+        resolved = Path(entry).resolve()
+        if resolved == ws or resolved.is_relative_to(ws) or entry in out:
+            continue
+        out.append(entry)
+    return out
+
+
 def child_command(
-    module: str, attribute: str, path: str | None, project_root: Path | None
+    module: str,
+    attribute: str,
+    path: str | None,
+    project_root: Path | None,
+    workspace: Path,
 ) -> list[str]:
     """The isolated command line that runs one tool."""
     root = ["--root", str(project_root)] if project_root is not None else []
@@ -72,8 +100,9 @@ def child_command(
         "-I",
         "-X",
         "utf8",
-        "-m",
-        "agentkit.engine.agent_tool",
+        "-c",
+        BOOTSTRAP,
+        json.dumps(safe_sys_path(workspace)),
         *root,
         module,
         attribute,
@@ -98,7 +127,7 @@ async def run_agent_tool(
     started = time.perf_counter()
     payload = json.dumps({"input": arguments, "session": session, "callId": call_id})
     ended = await run_child(
-        child_command(module, attribute, path, project_root),
+        child_command(module, attribute, path, project_root, workspace),
         cwd=workspace,
         env=child_env(workspace, env),
         stdin=payload.encode(),
