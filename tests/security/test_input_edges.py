@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -70,35 +72,31 @@ def test_the_stream_over_http_keeps_separators_inside_one_line(shared_server: Se
     assert all(len(line.splitlines()) == 1 for line in raw.split("\n") if line)
 
 
-class _Response:
-    """A canned stream response: NDJSON bytes with raw separators and an index gap."""
+@contextmanager
+def _canned_server(text: str) -> Iterator[str]:
+    """A real HTTP server answering every stream request with `text` as NDJSON (as a server
+    that writes raw separators, or that lost an event, would)."""
 
-    status_code = 200
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = text.encode("utf-8") if "/stream" in self.path else b""
+            self.send_response(200)
+            self.send_header("content-type", "application/x-ndjson")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+        def log_message(self, *args: Any) -> None:
+            return None
 
-    def __enter__(self) -> _Response:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def iter_text(self) -> Iterator[str]:
-        # Chunks cut mid-line, as a network delivers them.
-        for at in range(0, len(self.text), 7):
-            yield self.text[at : at + 7]
-
-    def iter_lines(self) -> Iterator[str]:
-        yield from self.text.splitlines()  # what httpx does
-
-
-class _Client:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def stream(self, *args: Any, **kwargs: Any) -> _Response:
-        return _Response(self.text)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/a"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _wire(index: int, kind: str, data: dict[str, Any]) -> str:
@@ -115,17 +113,11 @@ def test_agentkit_stream_splits_only_on_newlines_and_reports_gaps(
         + _wire(3, "session.completed", {})
     )
     out = io.StringIO()
-    follower = StreamFollower(
-        _Client(text),  # type: ignore[arg-type]
-        "http://127.0.0.1:1/a",
-        "ses_x",
-        start=0,
-        window=None,
-        follow=False,
-        retries=0,
-        out=out,
-    )
-    assert follower.run() == 0
+    with _canned_server(text) as url, httpx.Client(timeout=30) as client:
+        follower = StreamFollower(
+            client, url, "ses_x", start=0, window=None, follow=False, retries=0, out=out
+        )
+        assert follower.run() == 0
     printed = [json.loads(line) for line in out.getvalue().split("\n") if line]
     assert [e["index"] for e in printed] == [0, 1, 3]
     assert printed[0]["data"]["message"] == SEPARATORS
