@@ -17,6 +17,9 @@ from agentkit.sessions import Principal, SessionRecord
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+# The result a denied call records, whether the model or a direct call asked for it.
+DENIED = "the user denied this tool call; it did not run"
+
 
 def arguments_digest(arguments: dict[str, Any]) -> str:
     """A stable digest of a call's arguments, recorded with the decision."""

@@ -18,6 +18,7 @@ import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentkit.engine.approvals import DENIED
 from agentkit.engine.running import keep_lease
 from agentkit.engine.service import ToolCallOutcome
 from agentkit.engine.tools import CallContext, InvalidToolInput, Outcome, call_workdir, invoke
@@ -31,9 +32,6 @@ from agentkit.events import (
 )
 from agentkit.hooks import session_info
 from agentkit.sessions import SessionRecord, SessionStatus, fold_status
-
-# What a denied call's result says (the same words as a model-requested call's).
-DENIED = "the user denied this tool call; it did not run"
 
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime

@@ -19,7 +19,7 @@ from typing import Any
 
 from agentkit.authoring.contexts import HostServices, ToolContext
 from agentkit.engine.agent_tool import run_agent_tool
-from agentkit.engine.approvals import arguments_digest
+from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.builtins import TASK, TaskInput
 from agentkit.engine.fold import TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
@@ -57,7 +57,6 @@ from agentkit.models.base import Model, ModelRequest
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
 
-DENIED = "the user denied this tool call; it did not run"
 START_FLUSH = 0.02
 
 
