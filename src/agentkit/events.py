@@ -306,6 +306,15 @@ def now_iso() -> str:
     return iso_utc(datetime.now(UTC))
 
 
+# Characters JSON leaves raw inside strings but line splitters treat as line ends.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
+
+
+def escape_line_breaks(json_text: str) -> str:
+    """JSON text with U+2028, U+2029 and U+0085 escaped (they occur only inside strings)."""
+    return json_text.translate(_LINE_BREAKS)
+
+
 @dataclass(frozen=True, slots=True)
 class EventDraft:
     """An event before the store has given it an index."""
@@ -363,8 +372,13 @@ class Event:
         return out
 
     def to_json(self) -> str:
-        """One NDJSON line (without the newline)."""
-        return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        """One NDJSON line (without the newline).
+
+        U+2028, U+2029 and U+0085 are written as JSON escapes: they are line breaks to
+        `str.splitlines` (and to readers built on it), so raw they could split the line.
+        """
+        text = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        return escape_line_breaks(text)
 
     def to_line(self) -> bytes:
         """One NDJSON line as UTF-8 bytes, newline included.

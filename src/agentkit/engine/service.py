@@ -35,6 +35,8 @@ class ToolCallOutcome:
     is_error: bool
     result: Any
     duration_ms: int
+    # True when the call was parked for approval on its session and has not run yet.
+    pending_approval: bool = False
 
 
 @dataclass(frozen=True, slots=True)

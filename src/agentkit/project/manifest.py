@@ -59,6 +59,7 @@ class ToolSpec(_Model):
     needs_approval: bool | Literal["predicate"] = False
     execution: Literal["server", "agent"] = "server"
     timeout: float | None = None
+    env: list[str] = Field(default_factory=list)  # variables an agent tool's process may see
     ref: CodeRef | None = None  # None for built-in tools
 
 

@@ -92,6 +92,7 @@ def discover_tools(ctx: Ctx) -> list[ToolSpec]:
                 needs_approval=approval,
                 execution=tool.execution,
                 timeout=tool.timeout,
+                env=list(tool.env),
                 ref=ref,
             )
         )

@@ -140,6 +140,15 @@ class ToolCallResult(_Reply):
     duration_ms: int
 
 
+class ToolCallPending(_Reply):
+    """A direct call parked for approval on its session (answered with 202)."""
+
+    ok: Literal[True] = True
+    tool_name: str
+    call_id: str
+    status: Literal["pending_approval"] = "pending_approval"
+
+
 class Health(_Reply):
     ok: Literal[True] = True
     status: Literal["ok"] = "ok"
