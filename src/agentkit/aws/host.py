@@ -155,6 +155,10 @@ class AwsHost:
             **dict(runtime_options or {}),
         )
         self.reminders.attach(service=self.runtime, host=self.services)
+        if self.bundle.manifest.mcp_connections:  # stdio servers run as child processes
+            from agentkit.mcp.connections import attach
+
+            attach(self.bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(
             self.runtime, definitions=self.bundle, host=self.services
         )

@@ -73,7 +73,7 @@ async def _drive(
         recorder=recorder,
         model=model,
         resolve_model=rt.model_resolver,
-        tools=rt.tools,
+        tools=await rt.turn_tools(),
         system=rt.system_prompt(),
         host=rt.host,
         workspace=rt.workspace(record.id),

@@ -93,6 +93,9 @@ class LocalHost:
             **(runtime_options or {}),
         )
         self.reminders.attach(service=self.runtime, host=self.services)
+        from agentkit.mcp.connections import attach
+
+        self.mcp = attach(bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
         self.schedule_runner = (
             ScheduleRunner(self.schedules, self.timer)
@@ -138,6 +141,8 @@ class LocalHost:
         if self.timer is not None:
             await self.timer.close()
         await self.fanout.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

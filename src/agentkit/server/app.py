@@ -113,6 +113,8 @@ def create_app(
             meta_router(mount, options, buffer),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)
+        # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
+        _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
         if options.playground:
