@@ -14,6 +14,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("units")
 
@@ -44,9 +45,17 @@ def auth_header(ctx: Context) -> str:
     return "" if request is None else str(request.headers.get("authorization", ""))
 
 
+@server.tool(description="Sleep for a while, then answer.")
+async def nap(seconds: float) -> str:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
 @server.tool(description="Always fails.")
 def broken() -> str:
-    raise ValueError("the gauge is broken")
+    raise ToolError("the gauge is broken")
 
 
 if __name__ == "__main__":

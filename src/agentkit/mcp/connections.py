@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
 log = logging.getLogger("agentkit.mcp")
+# Opening a connection (starting a stdio server, the handshake) and listing its tools may
+# take longer than one call is allowed: a cold Python server alone can take seconds.
+MIN_OPEN_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,10 @@ class Connection:
         )
 
     @property
+    def open_timeout(self) -> float:
+        return max(self.definition.timeout, MIN_OPEN_TIMEOUT)
+
+    @property
     def cached_tools(self) -> list[McpTool] | None:
         return self._tools
 
@@ -115,7 +122,7 @@ class Connection:
             params = StdioServerParameters(
                 command=d.command[0], args=list(d.command[1:]), env=env, cwd=self.cwd
             )
-            return Client(params, read_timeout_seconds=d.timeout, cache=None)
+            return Client(params, cache=None)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -123,11 +130,7 @@ class Connection:
         http = httpx2.AsyncClient(
             headers=d.resolved_headers(self.environ), timeout=httpx2.Timeout(d.timeout)
         )
-        return Client(
-            streamable_http_client(d.url, http_client=http),
-            read_timeout_seconds=d.timeout,
-            cache=None,
-        )
+        return Client(streamable_http_client(d.url, http_client=http), cache=None)
 
     async def client(self) -> Client:
         """The open client, opening (or reopening) it first when needed."""
@@ -159,10 +162,10 @@ class Connection:
 
         holder = loop.create_task(hold(), name=f"mcp:{self.name}")
         try:
-            opened = await asyncio.wait_for(asyncio.shield(ready), self.definition.timeout)
+            opened = await asyncio.wait_for(asyncio.shield(ready), self.open_timeout)
         except TimeoutError:
             holder.cancel()
-            raise ToolError(f"could not connect within {self.definition.timeout:g}s") from None
+            raise ToolError(f"could not connect within {self.open_timeout:g}s") from None
         except ToolError:
             await asyncio.gather(holder, return_exceptions=True)
             raise
@@ -193,7 +196,7 @@ class Connection:
             return self._tools
         client = await self.client()
         try:
-            listed = await asyncio.wait_for(client.list_tools(), self.definition.timeout)
+            listed = await asyncio.wait_for(client.list_tools(), self.open_timeout)
         except Exception as exc:
             await self._forget()
             raise ToolError(_message(exc)) from None
