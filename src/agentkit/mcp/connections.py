@@ -94,6 +94,12 @@ class Connection:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tools: list[McpTool] | None = None
         self._guard: asyncio.Lock | None = None
+        self._http_status: int | None = None
+
+    def _explain(self, exc: BaseException) -> str:
+        status, self._http_status = self._http_status, None
+        text = _message(exc)
+        return f"{text} (HTTP {status})" if status is not None else text
 
     @property
     def connected(self) -> bool:
@@ -127,8 +133,17 @@ class Connection:
         from mcp.client.streamable_http import streamable_http_client
 
         assert d.url is not None
+
+        async def note_status(response: httpx2.Response) -> None:
+            # The SDK reports a refused request as a bare "error response"; keep the status
+            # so the error result can say "HTTP 401" (a wrong token) or "HTTP 503".
+            if response.status_code >= 400:
+                self._http_status = response.status_code
+
         http = httpx2.AsyncClient(
-            headers=d.resolved_headers(self.environ), timeout=httpx2.Timeout(d.timeout)
+            headers=d.resolved_headers(self.environ),
+            timeout=httpx2.Timeout(d.timeout),
+            event_hooks={"response": [note_status]},
         )
         return Client(streamable_http_client(d.url, http_client=http), cache=None)
 
@@ -156,7 +171,7 @@ class Connection:
                     await stop.wait()
             except Exception as exc:  # the server went away, or never came
                 if not ready.done():
-                    ready.set_exception(ToolError(_message(exc)))
+                    ready.set_exception(ToolError(self._explain(exc)))
                 else:
                     log.info("MCP connection %s closed: %s", self.name, _message(exc))
 
@@ -199,7 +214,7 @@ class Connection:
             listed = await asyncio.wait_for(client.list_tools(), self.open_timeout)
         except Exception as exc:
             await self._forget()
-            raise ToolError(_message(exc)) from None
+            raise ToolError(self._explain(exc)) from None
         wanted = self.definition.tools
         self._tools = [
             _tool(self.name, t) for t in listed.tools if wanted is None or t.name in wanted
@@ -209,6 +224,7 @@ class Connection:
     async def call_tool(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         """Call one tool; the server's error results raise `ToolError`."""
         client = await self.client()
+        self._http_status = None
         try:
             result = await asyncio.wait_for(
                 client.call_tool(tool, dict(arguments)), self.definition.timeout
@@ -218,7 +234,7 @@ class Connection:
         except Exception as exc:
             await self._forget()  # the next call reconnects
             raise ToolError(
-                f"connection lost ({_message(exc)}); it reopens on the next call"
+                f"{self._explain(exc)}; the connection reopens on the next call"
             ) from None
         return _value(result)
 
