@@ -94,9 +94,14 @@ def serve(project: Path, **env: str) -> Served:
 
 def cli(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from agentkit.cli import main; sys.exit(main())"]
-        + list(args)
-        + ["--dir", str(project)],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from agentkit.cli import main; sys.exit(main())",
+            *list(args),
+            "--dir",
+            str(project),
+        ],
         capture_output=True,
         text=True,
         env=serve_env({**ENV, **env}),
