@@ -41,6 +41,7 @@ KNOWN_ENTRIES = frozenset(
         "tools",
         "skills",
         "mcp-connections",
+        "mcp.lock",  # pinned MCP tool definitions (`agentkit mcp lock`)
         "subagents",
         "channels",
         "hooks",
