@@ -172,7 +172,7 @@ def test_call_tool_runs_a_server_tool(served: Served) -> None:
 
 def test_get_and_delete_are_405_with_allow(served: Served) -> None:
     for method in ("GET", "DELETE"):
-        r = httpx.request(method, f"{served.url}/v1/mcp", headers=JSON_HEADERS)
+        r = httpx.request(method, f"{served.url}/v1/mcp", headers=JSON_HEADERS, timeout=60)
         assert r.status_code == 405, r.text
         assert r.headers["allow"] == "POST"
         assert r.json()["ok"] is False
@@ -180,27 +180,35 @@ def test_get_and_delete_are_405_with_allow(served: Served) -> None:
 
 def test_rebound_host_and_foreign_origin_are_refused(served: Served) -> None:
     url = f"{served.url}/v1/mcp"
-    ok = httpx.post(url, json=INIT, headers=JSON_HEADERS)
+    ok = httpx.post(url, json=INIT, headers=JSON_HEADERS, timeout=60)
     assert ok.status_code == 200 and ok.json()["result"]["serverInfo"]["name"] == "agentkit"
     local_origin = httpx.post(
-        url, json=INIT, headers={**JSON_HEADERS, "origin": f"http://127.0.0.1:{served.port}"}
+        url,
+        json=INIT,
+        headers={**JSON_HEADERS, "origin": f"http://127.0.0.1:{served.port}"},
+        timeout=60,
     )
     assert local_origin.status_code == 200
     evil_origin = httpx.post(
-        url, json=INIT, headers={**JSON_HEADERS, "origin": "https://evil.example"}
+        url, json=INIT, headers={**JSON_HEADERS, "origin": "https://evil.example"}, timeout=60
     )
     assert evil_origin.status_code == 403
     rebound = httpx.post(
-        url, json=INIT, headers={**JSON_HEADERS, "host": f"evil.example:{served.port}"}
+        url,
+        json=INIT,
+        headers={**JSON_HEADERS, "host": f"evil.example:{served.port}"},
+        timeout=60,
     )
     assert rebound.status_code == 421
 
 
 def test_bearer_auth_and_ownership(bearer: Served) -> None:
     url = f"{bearer.url}/v1/mcp"
-    refused = httpx.post(url, json=INIT, headers=JSON_HEADERS)
+    refused = httpx.post(url, json=INIT, headers=JSON_HEADERS, timeout=60)
     assert refused.status_code == 401 and refused.json()["error"] == "unauthorized"
-    wrong = httpx.post(url, json=INIT, headers={**JSON_HEADERS, "authorization": "Bearer nope"})
+    wrong = httpx.post(
+        url, json=INIT, headers={**JSON_HEADERS, "authorization": "Bearer nope"}, timeout=60
+    )
     assert wrong.status_code == 401
 
     async def scenario() -> None:

@@ -126,7 +126,7 @@ def results(events: list[dict[str, object]]) -> dict[str, dict[str, object]]:
 def test_model_and_server_tools_use_the_connections(project: Path) -> None:
     served = serve(project)
     try:
-        info = httpx.get(f"{served.url}/v1/info").json()
+        info = httpx.get(f"{served.url}/v1/info", timeout=60).json()
         listed = {c["name"]: c for c in info["mcpConnections"]}
         assert listed["units"]["transport"] == "stdio" and "listedTools" not in listed["units"]
 
@@ -139,7 +139,7 @@ def test_model_and_server_tools_use_the_connections(project: Path) -> None:
         failing = results(turn(served, "Is the gauge broken?"))["mcp__units__broken"]
         assert failing["isError"] is True and "the gauge is broken" in str(failing["error"])
 
-        info = httpx.get(f"{served.url}/v1/info").json()
+        info = httpx.get(f"{served.url}/v1/info", timeout=60).json()
         listed = {c["name"]: c for c in info["mcpConnections"]}
         assert listed["units"]["listedTools"] == ["km_to_miles", "server_pid", "secret", "broken"]
 
