@@ -174,6 +174,10 @@ class AwsHost:
         )
         self.reminders.attach(service=self.runtime, host=self.services)
         self.channels = self._channels()
+        if self.bundle.manifest.mcp_connections:  # stdio servers run as child processes
+            from agentkit.mcp.connections import attach
+
+            attach(self.bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(
             self.runtime, definitions=self.bundle, host=self.services, channels=self.channels
         )

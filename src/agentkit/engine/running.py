@@ -77,7 +77,7 @@ async def _drive(
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
-    tools = rt.tools
+    tools = await rt.turn_tools()
     if arms.allow is not None or arms.deny:
         tools = {n: e for n, e in tools.items() if arms.keep_tool(n)}
     deps = TurnDeps(

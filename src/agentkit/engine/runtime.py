@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     # turn or tool call first needs it: a process that only accepts requests and hands
     # turns to another function (the API function on Lambda) never loads it.
     from agentkit.engine.direct import DirectCalls
-    from agentkit.engine.tools import ToolEntry
+    from agentkit.engine.tools import ToolEntry, ToolProvider
 
 
 class Bundle(Protocol):
@@ -146,6 +146,8 @@ class AgentRuntime:
         self._experiments: dict[str, AbDefinition] | None = None
         self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
         self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
+        # Tools from outside the project (MCP connections), composed in by the host.
+        self.tool_providers: list[ToolProvider] = []
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -171,6 +173,16 @@ class AgentRuntime:
             table = tool_table(self.bundle)
             self._tools = table
         return self._tools
+
+    async def turn_tools(self) -> dict[str, ToolEntry]:
+        """The tool table of one turn: `tools` plus the providers' (project names win)."""
+        if not self.tool_providers:
+            return self.tools
+        table = dict(self.tools)
+        for provider in self.tool_providers:
+            for entry in await provider.tool_entries():
+                table.setdefault(entry.name, entry)
+        return table
 
     def workspace(self, session_id: str) -> Path:
         """The session's workspace folder (the store's, when it keeps one)."""

@@ -111,6 +111,9 @@ class LocalHost:
             self.channel_fanout = ChannelFanout(self.channels)
             _ = self.channels.channels  # load them now: packs offer `host.github` to tools
             self.runtime.fanout = MultiFanout([fanout, self.channel_fanout])
+        from agentkit.mcp.connections import attach
+
+        self.mcp = attach(bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(
             self.runtime, definitions=bundle, host=self.services, channels=self.channels
         )
@@ -164,6 +167,8 @@ class LocalHost:
             await self.ab.close()
         if self.channel_fanout is not None:
             await self.channel_fanout.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

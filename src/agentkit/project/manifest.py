@@ -147,6 +147,8 @@ class Manifest(_Model):
     skills: list[SkillSpec] = Field(default_factory=list)
     subagents: list[SubagentSpec] = Field(default_factory=list)
     mcp_connections: list[McpConnectionSpec] = Field(default_factory=list)
+    # `agent/mcp.lock` as written by `agentkit mcp lock` (None: MCP tools are not pinned).
+    mcp_lock: dict[str, Any] | None = None
     channels: list[ChannelSpec] = Field(default_factory=list)
     schedules: list[ScheduleSpec] = Field(default_factory=list)
     hooks: list[HookSpec] = Field(default_factory=list)

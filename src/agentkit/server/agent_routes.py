@@ -86,7 +86,15 @@ def meta_router(
     async def info(caller: Caller) -> JSONResponse:
         """The manifest snapshot (the same JSON as `agentkit info --json`)."""
         manifest: Manifest = service.manifest
-        return JSONResponse(manifest.model_dump(by_alias=True, mode="json"))
+        body = manifest.model_dump(by_alias=True, mode="json")
+        # MCP connections that have connected in this process list their tools as served.
+        connections = getattr(mount.host, "mcp", None)
+        if connections is not None:
+            live = {c["name"]: c for c in connections.describe()}
+            for item in body.get("mcpConnections", []):
+                if "tools" in live.get(item["name"], {}):
+                    item["listedTools"] = live[item["name"]]["tools"]
+        return JSONResponse(body)
 
     if health:
 

@@ -119,6 +119,8 @@ def create_app(
             from agentkit.server.channel_routes import channel_router
 
             install_router(app, channel_router(mount, options), responses=ERROR_RESPONSES)
+        # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
+        _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
         # The eval routes are always there (the playground's Evals tab), like the spec says.
