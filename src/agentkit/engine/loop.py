@@ -15,6 +15,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ from agentkit.engine.budget import (
     tokens,
 )
 from agentkit.engine.builtins import TASK, TaskInput
+from agentkit.engine.deadline import (
+    DEFAULT_MAX_TURN_SECONDS,
+    Continuation,
+    ContinueTurn,
+    Deadline,
+    turn_limit_message,
+)
 from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
@@ -51,6 +59,7 @@ from agentkit.events import (
     ActionResult,
     ActionsRequested,
     Event,
+    EventType,
     Payload,
     SessionCompleted,
     SessionFailed,
@@ -96,6 +105,10 @@ class TurnDeps:
     """Seeds the session workspace; called before the first agent-execution tool runs."""
     max_steps: int | None = None  # an A/B variant's override of the agent's max_steps
     abs: dict[str, str] = field(default_factory=dict)  # the session's A/B arms
+    deadline: Deadline | None = None
+    """The end of this invocation (None locally: the turn never continues elsewhere)."""
+    resume: Continuation | None = None  # where an earlier invocation stopped this turn
+    clock: Callable[[], float] = time.time  # wall clock, for `max_turn_seconds`
 
 
 @dataclass(slots=True)
@@ -124,6 +137,10 @@ class TurnRunner:
         spend = session_spend(deps.events, state.turn_id)
         self.last_step = spend.last_step  # the estimate of what the next step spends
         self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
+        self.max_seconds = float(options.get("max_turn_seconds") or DEFAULT_MAX_TURN_SECONDS)
+        self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
+        self.progressed = False  # whether this invocation started a step or a call
+        self.continued: Continuation | None = None  # set when the turn stopped to continue
 
     # ---- recording -----------------------------------------------------------------
 
@@ -149,7 +166,10 @@ class TurnRunner:
         try:
             if not self.state.started:
                 self.queued.append(TurnStarted(model=self.d.model.id))
-            if self.state.resumable:
+            if self.d.resume is not None:
+                if not await self.resume_continued(self.d.resume):
+                    return  # parked on an approval the continued step asked for
+            elif self.state.resumable:
                 await self.resume_decided()
             while True:
                 out = await self.step()
@@ -158,6 +178,9 @@ class TurnRunner:
                 if not out.calls:
                     final = out
                     break
+        except ContinueTurn as exc:
+            await self.stop_to_continue(exc.marker)
+            return
         except TurnInterrupted as exc:
             await self.fail(str(exc))
             return
@@ -178,11 +201,16 @@ class TurnRunner:
             )
         if await self.d.interrupted():
             raise TurnInterrupted()
+        if self.d.clock() - self.began > self.max_seconds:
+            raise RunError(turn_limit_message(self.max_seconds))
+        if self.d.deadline is not None and not self.d.deadline.step_fits():
+            raise ContinueTurn(Continuation(self.state.steps))
         verdict = self.budget.verdict(Spend(tokens(self.usage), self.cost), self.last_step)
         if verdict.exceeded is not None:
             await self.park_on_budget(verdict.exceeded)
             return None
         self.state.steps += 1
+        self.progressed = True
         number = self.state.steps
         started = time.perf_counter()
         if all(isinstance(p, TurnStarted) for p in self.queued):
@@ -217,9 +245,16 @@ class TurnRunner:
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
-        await self.run_calls([p for p in plans if not p.needs_approval])
+        runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
-        done = _with_duration(done, started)
+        self.defer_unless_fits(runnable, parked, _with_duration(done, started))
+        await self.run_calls(runnable)
+        return await self.end_step(parked, _with_duration(done, started), out)
+
+    async def end_step(
+        self, parked: list[_Planned], done: StepCompleted, out: StepOutput
+    ) -> StepOutput | None:
+        """After a step's calls ran: park on the approvals it asked for, or go on."""
         if parked and await self.d.interrupted():
             raise TurnInterrupted()  # a stop during the step's tools wins over parking
         if parked:
@@ -287,6 +322,7 @@ class TurnRunner:
         """Run calls concurrently; each result is recorded as soon as it is known."""
         if not plans:
             return
+        self.progressed = True
         if await self.d.interrupted():
             await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
@@ -437,6 +473,67 @@ class TurnRunner:
         self.state.pending.clear()
         await self.run_calls(plans)
 
+    # ---- continuing in another invocation ------------------------------------------
+
+    def defer_unless_fits(
+        self, runnable: list[_Planned], parked: list[_Planned], done: StepCompleted
+    ) -> None:
+        """Stop before starting the step's calls when one of them cannot finish in time.
+
+        All of the step's calls are deferred together, none started: a declared timeout
+        longer than what is left means the call waits for a fresh invocation."""
+        deadline = self.d.deadline
+        if deadline is None:
+            return
+        if all(p.entry is None or deadline.call_fits(p.entry.timeout) for p in runnable):
+            return
+        raise ContinueTurn(
+            Continuation(
+                self.state.steps,
+                deferred=[p.call.call_id for p in runnable],
+                approvals=[p.call.call_id for p in parked],
+                done=done,
+            )
+        )
+
+    async def resume_continued(self, marker: Continuation) -> bool:
+        """Carry on where an earlier invocation stopped; False when the turn parked."""
+        if marker.done is None:
+            return True  # a clean step boundary: the loop starts the next step
+        pending = self.state.pending
+        plans: list[_Planned] = []
+        for call_id in [*marker.deferred, *marker.approvals]:
+            open_call = pending[call_id]
+            plans.append(self.plan(_Call(call_id, open_call.tool_name, open_call.arguments)))
+        for planned in plans:
+            self.open[planned.call.call_id] = planned.call
+        runnable = [p for p in plans if p.call.call_id in marker.deferred]
+        for planned in runnable:
+            planned.needs_approval = False  # decided when the step ran, not re-judged now
+        parked = [p for p in plans if p.call.call_id in marker.approvals]
+        self.defer_unless_fits(runnable, parked, marker.done)
+        done = marker.done
+        step_usage = done.usage or Usage()
+        self.usage = self.usage + step_usage
+        self.cost = add_costs(self.cost, done.cost_usd)
+        self.last_step = Spend(tokens(step_usage), done.cost_usd)
+        await self.run_calls(runnable)
+        return await self.end_step(parked, done, StepOutput()) is not None
+
+    async def stop_to_continue(self, marker: Continuation) -> None:
+        """Record what is queued (never an ending) and leave the rest to the next
+        invocation, unless this one made no progress at all: then it never could."""
+        if not self.progressed:
+            left = self.d.deadline.remaining() if self.d.deadline is not None else 0.0
+            await self.fail(
+                f"the turn cannot continue: a fresh invocation had {left:.0f} s left, less"
+                " than its next step or tool call needs; raise the turn function's timeout,"
+                " lower AGENTKIT_TURN_MARGIN or the tool's declared timeout"
+            )
+            return
+        await self.emit()
+        self.continued = marker
+
     # ---- endings -------------------------------------------------------------------
 
     async def complete(self, text: str) -> None:
@@ -461,6 +558,17 @@ class _Call:
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+def _turn_began(events: list[Event], turn_id: str) -> float | None:
+    """When the turn's `turn.started` was recorded (epoch seconds), if it was."""
+    for ev in events:
+        if ev.turn_id == turn_id and ev.type == EventType.TURN_STARTED:
+            try:
+                return datetime.fromisoformat(ev.at).timestamp()
+            except ValueError:
+                return None
+    return None
 
 
 def _with_duration(done: StepCompleted, started: float) -> StepCompleted:

@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 
 from agentkit.engine.arms import Arms
 from agentkit.engine.busy import drain_queue
+from agentkit.engine.deadline import (
+    Continuation,
+    Deadline,
+    find_marker,
+    leave_marker,
+    take_marker,
+)
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -30,8 +37,14 @@ log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
-async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
-    """Run or resume one turn under the session's lease; nothing when another holds it."""
+async def run_turn(
+    rt: AgentRuntime, session_id: str, turn_id: str, deadline: Deadline | None = None
+) -> None:
+    """Run or resume one turn under the session's lease; nothing when another holds it.
+
+    With a `deadline` (a host whose invocations end) the turn may stop at a step boundary
+    and dispatch itself again (see `engine.deadline`); the lease is released first, so the
+    next invocation can take it."""
     record = rt.known_record(session_id) or await rt.store.get_session(session_id)
     if record is None:
         return
@@ -40,15 +53,22 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         return
     renewer = asyncio.create_task(_renew(rt, session_id, holder))
     rt.running.add(session_id)
+    continued: Continuation | None = None
     try:
         events = await rt.store.read(session_id)
         state = fold_turn(events, turn_id)
         if state.terminal or not state.received or state.parked:
             return
+        resume = None
         if state.started and not state.resumable:
-            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
-            return
-        await _drive(rt, record, turn_id, state, events)
+            resume = await find_marker(rt.store, session_id, state)
+            if resume is None:
+                await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
+                return
+            await take_marker(rt.store, session_id, turn_id)
+        continued = await _drive(rt, record, turn_id, state, events, deadline, resume)
+        if continued is not None:
+            await leave_marker(rt.store, session_id, turn_id, continued)
     finally:
         renewer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -57,6 +77,10 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
         await rt.store.release_lease(session_id, holder)
+    if continued is not None:
+        # A failure here propagates: the host retries this invocation, which continues.
+        await rt.dispatcher.dispatch(session_id, turn_id)
+        return
     # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
     try:
         await drain_queue(rt, session_id)
@@ -65,15 +89,22 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
 
 
 async def _drive(
-    rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
-) -> None:
+    rt: AgentRuntime,
+    record: SessionRecord,
+    turn_id: str,
+    state: TurnState,
+    events: list[Event],
+    deadline: Deadline | None,
+    resume: Continuation | None,
+) -> Continuation | None:
+    """Run the model loop; returns where the turn stopped when it is to continue."""
     recorder = rt.recorder(record, turn_id)
     arms = Arms.of(events, rt.experiments)
     try:
         model = rt.model_resolver(arms.model) if arms.model else rt.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
-        return
+        return None
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
@@ -98,8 +129,13 @@ async def _drive(
         events=events,
         streams=rt.streams,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
+        deadline=deadline,
+        resume=resume,
+        clock=rt.clock,
     )
-    await TurnRunner(deps, state).run()
+    runner = TurnRunner(deps, state)
+    await runner.run()
+    return runner.continued
 
 
 def _interrupt_check(rt: AgentRuntime, session_id: str) -> Callable[[], Awaitable[bool]]:
