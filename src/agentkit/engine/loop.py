@@ -33,6 +33,7 @@ from agentkit.engine.budget import (
     tokens,
 )
 from agentkit.engine.builtins import TASK, TaskInput
+from agentkit.engine.continuing import defer_unless_fits, resume_continued, stop_to_continue
 from agentkit.engine.deadline import (
     DEFAULT_MAX_TURN_SECONDS,
     Continuation,
@@ -167,7 +168,7 @@ class TurnRunner:
             if not self.state.started:
                 self.queued.append(TurnStarted(model=self.d.model.id))
             if self.d.resume is not None:
-                if not await self.resume_continued(self.d.resume):
+                if not await resume_continued(self, self.d.resume):
                     return  # parked on an approval the continued step asked for
             elif self.state.resumable:
                 await self.resume_decided()
@@ -179,7 +180,7 @@ class TurnRunner:
                     final = out
                     break
         except ContinueTurn as exc:
-            await self.stop_to_continue(exc.marker)
+            await stop_to_continue(self, exc.marker)
             return
         except TurnInterrupted as exc:
             await self.fail(str(exc))
@@ -247,7 +248,7 @@ class TurnRunner:
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
         runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
-        self.defer_unless_fits(runnable, parked, _with_duration(done, started))
+        defer_unless_fits(self, runnable, parked, _with_duration(done, started))
         await self.run_calls(runnable)
         return await self.end_step(parked, _with_duration(done, started), out)
 
@@ -472,67 +473,6 @@ class TurnRunner:
             plans.append(planned)
         self.state.pending.clear()
         await self.run_calls(plans)
-
-    # ---- continuing in another invocation ------------------------------------------
-
-    def defer_unless_fits(
-        self, runnable: list[_Planned], parked: list[_Planned], done: StepCompleted
-    ) -> None:
-        """Stop before starting the step's calls when one of them cannot finish in time.
-
-        All of the step's calls are deferred together, none started: a declared timeout
-        longer than what is left means the call waits for a fresh invocation."""
-        deadline = self.d.deadline
-        if deadline is None:
-            return
-        if all(p.entry is None or deadline.call_fits(p.entry.timeout) for p in runnable):
-            return
-        raise ContinueTurn(
-            Continuation(
-                self.state.steps,
-                deferred=[p.call.call_id for p in runnable],
-                approvals=[p.call.call_id for p in parked],
-                done=done,
-            )
-        )
-
-    async def resume_continued(self, marker: Continuation) -> bool:
-        """Carry on where an earlier invocation stopped; False when the turn parked."""
-        if marker.done is None:
-            return True  # a clean step boundary: the loop starts the next step
-        pending = self.state.pending
-        plans: list[_Planned] = []
-        for call_id in [*marker.deferred, *marker.approvals]:
-            open_call = pending[call_id]
-            plans.append(self.plan(_Call(call_id, open_call.tool_name, open_call.arguments)))
-        for planned in plans:
-            self.open[planned.call.call_id] = planned.call
-        runnable = [p for p in plans if p.call.call_id in marker.deferred]
-        for planned in runnable:
-            planned.needs_approval = False  # decided when the step ran, not re-judged now
-        parked = [p for p in plans if p.call.call_id in marker.approvals]
-        self.defer_unless_fits(runnable, parked, marker.done)
-        done = marker.done
-        step_usage = done.usage or Usage()
-        self.usage = self.usage + step_usage
-        self.cost = add_costs(self.cost, done.cost_usd)
-        self.last_step = Spend(tokens(step_usage), done.cost_usd)
-        await self.run_calls(runnable)
-        return await self.end_step(parked, done, StepOutput()) is not None
-
-    async def stop_to_continue(self, marker: Continuation) -> None:
-        """Record what is queued (never an ending) and leave the rest to the next
-        invocation, unless this one made no progress at all: then it never could."""
-        if not self.progressed:
-            left = self.d.deadline.remaining() if self.d.deadline is not None else 0.0
-            await self.fail(
-                f"the turn cannot continue: a fresh invocation had {left:.0f} s left, less"
-                " than its next step or tool call needs; raise the turn function's timeout,"
-                " lower AGENTKIT_TURN_MARGIN or the tool's declared timeout"
-            )
-            return
-        await self.emit()
-        self.continued = marker
 
     # ---- endings -------------------------------------------------------------------
 
