@@ -7,15 +7,29 @@ The deadline is injected: `Clock.left` is the time the "invocation" has, moved b
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from agentkit.engine.deadline import Deadline, marker_key
 from agentkit.engine.runtime import AgentRuntime
-from agentkit.events import Event
+from agentkit.events import (
+    ActionApprovalRequested,
+    ActionCall,
+    ActionsRequested,
+    Event,
+    MessageReceived,
+    StepCompleted,
+    StepStarted,
+    TurnStarted,
+    draft,
+    iso_utc,
+)
 from agentkit.models.base import ModelRequest
 from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.project.bundle import AgentBundle
+from agentkit.sessions import SessionRecord, hash_token
 from agentkit.store.memory import MemoryStore
 
 from .conftest import ALICE, FILES, check_vocabulary, settle, types, write_project
@@ -171,3 +185,41 @@ async def test_a_local_runtime_has_no_deadline_and_never_continues(tmp_path: Pat
     assert types(events).count("step.started") == 4
     assert types(events)[-2:] == ["turn.completed", "session.waiting"]
     assert await rt.store.get_claim(marker_key(acc.session_id, acc.turn_id)) is None
+
+
+async def test_time_parked_on_an_approval_does_not_count_toward_the_limit(
+    tmp_path: Path,
+) -> None:
+    rt = runtime(tmp_path, ScriptedModel([Step.text("Deployed.")]), None)
+    record = SessionRecord(
+        id="ses_parkedparkedparked01", principal="alice", token_hash=hash_token("http:t")
+    )
+    await rt.store.create_session(record)
+    hours_ago = iso_utc(datetime.now(UTC) - timedelta(hours=5))  # the default limit is 1 h
+    deploy = ActionCall(call_id="c1", tool_name="deploy", arguments={"env": "prod"})
+    payloads = [
+        MessageReceived(message="Deploy."),
+        TurnStarted(model="scripted"),
+        StepStarted(step=1),
+        ActionsRequested(actions=[deploy]),
+        ActionApprovalRequested(call_id="c1", tool_name="deploy", arguments={"env": "prod"}),
+        StepCompleted(step=1, duration_ms=5),
+    ]
+    await rt.store.append(record.id, [draft(p, turn_id="turn_p", at=hours_ago) for p in payloads])
+    await rt.resolve_approval(record.id, "c1", "approve", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(record.id)
+    check_vocabulary(events)
+    assert types(events)[-2:] == ["turn.completed", "session.waiting"]
+
+    # the clock starts again at the decision: five hours after it, the limit applies
+    rt.clock = lambda: time.time() + 5 * 3600
+    late = runtime(tmp_path / "late", ScriptedModel([Step.text("Too late.")]), None)
+    late.clock = rt.clock
+    await late.store.create_session(record)
+    await late.store.append(record.id, [draft(p, turn_id="turn_p", at=hours_ago) for p in payloads])
+    await late.resolve_approval(record.id, "c1", "approve", principal=ALICE)
+    await settle(late)
+    events = await late.store.read(record.id)
+    assert types(events)[-2:] == ["turn.failed", "session.waiting"]
+    assert "max_turn_seconds (3600 s)" in events[-2].data["error"]

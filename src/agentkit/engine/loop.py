@@ -501,14 +501,19 @@ class _Call:
 
 
 def _turn_began(events: list[Event], turn_id: str) -> float | None:
-    """When the turn's `turn.started` was recorded (epoch seconds), if it was."""
+    """Where the turn's running time is counted from (epoch seconds): its `turn.started`,
+    or its latest approval decision, so time parked waiting for a person does not count."""
+    began: float | None = None
     for ev in events:
-        if ev.turn_id == turn_id and ev.type == EventType.TURN_STARTED:
+        if ev.turn_id == turn_id and ev.type in _RUN_CLOCK_STARTS:
             try:
-                return datetime.fromisoformat(ev.at).timestamp()
+                began = datetime.fromisoformat(ev.at).timestamp()
             except ValueError:
-                return None
-    return None
+                continue
+    return began
+
+
+_RUN_CLOCK_STARTS = (EventType.TURN_STARTED, EventType.ACTION_APPROVAL_RESOLVED)
 
 
 def _with_duration(done: StepCompleted, started: float) -> StepCompleted:
