@@ -149,7 +149,7 @@ async def test_recovery_dispatches_a_continued_turn_and_fails_one_without_a_mark
     steps = [clock.spend(100, Step.tool_calls(call("add", {"a": 1, "b": 2}, id="c1")))] * 2
     rt = runtime(tmp_path, ScriptedModel(steps), turns)
     acc = await rt.start_session("Add.", principal=ALICE)
-    clock.left = 250.0  # one step fits, the second would not
+    clock.left = 200.0  # one step fits, the second would not
     await rt.run_turn(*turns.queue.pop(0), clock.deadline())
     assert turns.queue == [(acc.session_id, acc.turn_id)]
     turns.queue.clear()  # the re-dispatch was lost
@@ -223,3 +223,27 @@ async def test_time_parked_on_an_approval_does_not_count_toward_the_limit(
     events = await late.store.read(record.id)
     assert types(events)[-2:] == ["turn.failed", "session.waiting"]
     assert "max_turn_seconds (3600 s)" in events[-2].data["error"]
+
+
+async def test_a_stop_between_invocations_ends_the_turn_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    turns = Turns()
+    model = ScriptedModel(
+        [clock.spend(100, Step.tool_calls(call("add", {"a": 1, "b": 2}, id="c1")))] * 3
+    )
+    rt = runtime(tmp_path, model, turns)
+    acc = await rt.start_session("Add.", principal=ALICE)
+    clock.left = 200.0  # one step fits
+    await rt.run_turn(*turns.queue.pop(0), clock.deadline())
+    assert len(model.requests) == 1
+    await rt.store.set_interrupt(acc.session_id, True)  # a stop sent to another process
+    clock.left = 900.0
+    await rt.run_turn(*turns.queue.pop(0), clock.deadline())
+    assert len(model.requests) == 1  # no step was started
+    events = await rt.store.read(acc.session_id)
+    check_vocabulary(events)
+    assert types(events)[-2:] == ["turn.failed", "session.waiting"]
+    assert events[-2].data["error"] == "turn interrupted"
+    assert turns.queue == []

@@ -66,6 +66,9 @@ async def run_turn(
                 await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
                 return
             await take_marker(rt.store, session_id, turn_id)
+            if await rt.store.interrupt_requested(session_id):
+                # A stop asked for between invocations is seen before anything starts.
+                rt.local_stop.add(session_id)
         continued = await _drive(rt, record, turn_id, state, events, deadline, resume)
         if continued is not None:
             await leave_marker(rt.store, session_id, turn_id, continued)
