@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agentkit.engine.fold import fold_turn, open_turns
@@ -51,7 +52,10 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
     # turn running elsewhere, is one write later; a winner accepted within that write
     # would still see it.)
     await rt.interrupt(record.id)
-    deadline = time.monotonic() + rt.settle_timeout
+    # Running tools get the agent's stop grace before they are cancelled; the turn then
+    # ends within about a second (see `TurnRunner.preemptible`).
+    wait = max(rt.settle_timeout, rt.manifest.agent.stop_grace + 3.0)
+    deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_POLL)
         events = await store.read(record.id)
@@ -97,24 +101,58 @@ async def recover_all(rt: AgentRuntime) -> None:
             return
 
 
-async def recover_session(rt: AgentRuntime, record: SessionRecord) -> None:
+async def recover_session(
+    rt: AgentRuntime, record: SessionRecord, *, idle_for: float | None = None
+) -> int:
     """Open turns whose lease is free: parked ones stay, decided or never-started ones are
-    dispatched, and the rest (their process died) end as `turn.failed`, tools not re-run."""
+    dispatched, and the rest (their process died) end as `turn.failed`, tools not re-run.
+
+    With `idle_for` (the sweeper), only turns whose last event is older than that many
+    seconds are touched: a turn just accepted may still be on its way to a worker.
+    Returns how many turns were dispatched or failed."""
     events = await rt.store.read(record.id)
     turns = open_turns(events)
     if not turns or await rt.store.get_lease(record.id) is not None:
-        return
+        return 0
+    acted = 0
     for turn_id in turns:
         state = fold_turn(events, turn_id)
         if state.parked:
             continue
+        if idle_for is not None and not _idle(events, turn_id, idle_for):
+            continue
+        acted += 1
         if state.resumable or not state.started:
             await rt.dispatcher.dispatch(record.id, turn_id)
             continue
-        holder = "recover:" + secrets.token_hex(6)
-        if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
-            return
-        try:
-            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
-        finally:
-            await rt.store.release_lease(record.id, holder)
+        await fail_lost(rt, record, turn_id, LOST_TURN)
+    return acted
+
+
+async def fail_lost(rt: AgentRuntime, record: SessionRecord, turn_id: str, reason: str) -> bool:
+    """End a turn whose worker is gone as `turn.failed` (open calls in doubt, never re-run).
+
+    Under a lease with a holder of its own, the turn is read again: of two deliveries of
+    the same failure (or a sweeper and a retry), only one finds it still open."""
+    holder = f"lost:{turn_id}:{secrets.token_hex(6)}"
+    if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
+        return False  # a live worker holds the session; it will finish or expire
+    try:
+        state = fold_turn(await rt.store.read(record.id), turn_id)
+        if state.terminal or state.parked or not state.received:
+            return False
+        await fail_turn(rt.recorder(record, turn_id), state, reason)
+        return True
+    finally:
+        await rt.store.release_lease(record.id, holder)
+
+
+def _idle(events: list[Event], turn_id: str, seconds: float) -> bool:
+    last = next((e for e in reversed(events) if e.turn_id == turn_id), None)
+    if last is None:
+        return True
+    try:
+        at = datetime.fromisoformat(last.at).timestamp()
+    except ValueError:
+        return True
+    return time.time() - at >= seconds

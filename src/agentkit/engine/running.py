@@ -83,6 +83,7 @@ async def _drive(
         events=events,
         streams=rt.streams,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
+        stop_grace=rt.manifest.agent.stop_grace,
     )
     await TurnRunner(deps, state).run()
 
