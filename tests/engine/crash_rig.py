@@ -53,6 +53,24 @@ PROJECT = {
                 time.sleep(600)  # killed here
             return {"deployed": input.env}
     """,
+    "agent/tools/hold.py": """
+        import time
+        from pathlib import Path
+        from pydantic import BaseModel
+        from agentkit import define_tool
+
+        class HoldInput(BaseModel):
+            pass
+
+        @define_tool(description="Signal it runs, then wait for the release file.")
+        def hold(input: HoldInput, ctx) -> str:
+            root = Path(__file__).resolve().parents[2]
+            (root / "holding").touch()
+            deadline = time.monotonic() + 120
+            while not (root / "release").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return "released"
+    """,
 }
 
 
@@ -135,6 +153,18 @@ async def _child(project: Path, state: Path, session_id: str, turn_id: str) -> N
     del turn_id
 
 
+async def _hold(project: Path, state: Path) -> None:
+    """Like `agentkit run`: one turn in this process over the state folder, no serve lock."""
+    steps = [Step.tool_calls(call("hold", {}, id="h1")), Step.text("held")]
+    rt = runtime(project, state, steps, lease_ttl=2.0)
+    acc = await rt.start_session("hold on", principal=OWNER)
+    print(acc.session_id, acc.turn_id, flush=True)
+    await drain(rt)
+
+
 if __name__ == "__main__":
-    p, s, sid, tid = sys.argv[1:5]
-    asyncio.run(_child(Path(p), Path(s), sid, tid))
+    if sys.argv[1] == "hold":
+        asyncio.run(_hold(Path(sys.argv[2]), Path(sys.argv[3])))
+    else:
+        p, s, sid, tid = sys.argv[1:5]
+        asyncio.run(_child(Path(p), Path(s), sid, tid))

@@ -7,6 +7,7 @@ this process, another one, or a process that is gone.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from datetime import datetime
@@ -17,10 +18,12 @@ from agentkit.engine.turns import fail_turn
 from agentkit.errors import Conflict
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord, SessionStatus, fold_status
+from agentkit.store.base import Store
 
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+log = logging.getLogger("agentkit.engine.lifecycle")
 LOST_TURN = "turn lost: the process running it stopped before the turn finished"
 SETTLE_POLL = 0.02
 
@@ -156,3 +159,29 @@ def _idle(events: list[Event], turn_id: str, seconds: float) -> bool:
     except ValueError:
         return True
     return time.time() - at >= seconds
+
+
+async def give_back_token(store: Store, session_id: str, new_hash: str, old_hash: str) -> None:
+    """Compare-and-set the token back from `new_hash` to `old_hash` after a failed
+    follow-up; a store hiccup gets a few tries (the token is otherwise stranded)."""
+    for attempt in range(3):
+        try:
+            await store.rotate_token(session_id, new_hash, old_hash)
+            return
+        except Exception:
+            if attempt == 2:
+                log.exception("could not give the continuation token of %s back", session_id)
+                return
+            await asyncio.sleep(0.05 * 2**attempt)
+
+
+async def end_undispatched(
+    rt: AgentRuntime, record: SessionRecord, turn_id: str, exc: BaseException
+) -> None:
+    """Record `turn.failed` for a turn whose dispatch failed (best effort)."""
+    try:
+        state = fold_turn(await rt.store.read(record.id), turn_id)
+        if not state.terminal:
+            await fail_turn(rt.recorder(record, turn_id), state, f"could not start the turn: {exc}")
+    except Exception:
+        log.exception("could not record the failed dispatch of %s", turn_id)

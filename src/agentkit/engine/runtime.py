@@ -23,7 +23,13 @@ from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
+from agentkit.engine.lifecycle import (
+    abandon_parked,
+    end_undispatched,
+    give_back_token,
+    recover_all,
+    settle,
+)
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.running import run_turn
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
@@ -266,15 +272,15 @@ class AgentRuntime:
         new_hash = hash_token(token)
         if not await self.store.rotate_token(record.id, old_hash, new_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
-        if files:
-            try:
+        try:
+            if files:
                 self.prepare_workspace(record.id, files)
-            except BadRequest:
-                # Nothing was recorded: give the token back so the caller can retry with it
-                # (only this request knows the new hash, so nobody else can have used it).
-                await self.store.rotate_token(record.id, new_hash, old_hash)
-                raise
-        turn_id = await self._accept(record, message, principal, source, files)
+            turn_id = await self._accept(record, message, principal, source, files)
+        except BaseException:
+            # The caller never learns the new token: give the old one back so it can retry
+            # with it (only this request knows the new hash, so nobody else has used it).
+            await give_back_token(self.store, record.id, new_hash, old_hash)
+            raise
         return Accepted(record.id, token, turn_id)
 
     async def follow_up_by_key(
@@ -347,7 +353,13 @@ class AgentRuntime:
         await self.record(
             record, [draft(_received(message, principal, source, files), turn_id=turn_id)]
         )
-        await self.dispatcher.dispatch(record.id, turn_id)
+        try:
+            await self.dispatcher.dispatch(record.id, turn_id)
+        except Exception as exc:
+            # The message is recorded but nothing will run its turn: end it now, so the
+            # session is not left running (the sweeper re-dispatches it if this fails too).
+            await end_undispatched(self, record, turn_id, exc)
+            raise
         return turn_id
 
     async def _settle(self, record: SessionRecord, *, token_hash: str | None = None) -> None:
@@ -479,6 +491,12 @@ class AgentRuntime:
     async def recover(self) -> None:
         """End turns whose process died; resume decided approvals; keep parked ones."""
         await recover_all(self)
+
+    async def sweep(self) -> int:
+        """Dispatch or fail open turns nobody works on (see `engine.sweeper`)."""
+        from agentkit.engine.sweeper import sweep
+
+        return await sweep(self)
 
 
 def _received(

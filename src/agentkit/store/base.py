@@ -28,6 +28,7 @@ class Lease:
 
     holder: str
     expires_at: float
+    pid: int | None = None  # the holding process, where the store records it (files)
 
 
 @dataclass(frozen=True, slots=True)

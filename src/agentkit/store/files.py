@@ -75,7 +75,7 @@ T = TypeVar("T")
 # instance wakes followers of another instance on the same folder.
 _NOTIFIER = Notifier()
 _SUM_EVERY = 32  # new views between two checks of the cache's byte bound
-_LEASE_WIDTH = 160  # the lease is rewritten in place at this width (longer holders fit too)
+_LEASE_WIDTH = 192  # the lease is rewritten in place at this width (longer holders fit too)
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -379,7 +379,7 @@ class FileStore(FileRecords):
             mine = live and lease is not None and lease.holder == holder
             if not mine and (live or not take_free):
                 return False
-            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl})
+            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl, "pid": os.getpid()})
             write_in_place(files.lease, lease_json.encode(), _LEASE_WIDTH)
             return True
 
@@ -412,8 +412,14 @@ class FileStore(FileRecords):
         # damaged file (a power cut) is a free lease, which only frees it early.
         try:
             raw = json.loads(read_small(path) or b"null")
-            return Lease(holder=str(raw["holder"]), expires_at=float(raw["expiresAt"]))
-        except (ValueError, TypeError, KeyError):
+            # The holder's process: `agentkit serve` leaves a live process's lease alone.
+            pid = raw.get("pid") if isinstance(raw, dict) else None
+            return Lease(
+                holder=str(raw["holder"]),
+                expires_at=float(raw["expiresAt"]),
+                pid=pid if isinstance(pid, int) else None,
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
     async def set_interrupt(self, session_id: str, requested: bool) -> None:

@@ -6,6 +6,8 @@
   delivers it and re-arms or finishes it.
   Scheduler delivers at least once; its execution id is claimed in the store first, so a
   redelivered firing does nothing.
+- `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
+  quiet for longer than the lease TTL, are dispatched again (never started) or failed.
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -36,6 +38,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return _fire(event, "scheduleId")
     if kind == "reminder":
         return _fire(event, "reminderId")
+    if kind == "sweep":
+        return {"ok": True, "swept": run(host().sweep())}
     log.error("unrecognised event: keys %s", sorted(event)[:20])
     return {"ok": False, "error": "bad_request"}
 
