@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from agentkit.errors import InvalidId, SessionExists, SessionNotFound
+from agentkit.errors import InvalidId, LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import EventDraft, MessageAppended, TurnCompleted, Usage, draft
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord, hash_token, new_session_id
@@ -429,6 +429,31 @@ async def test_concurrent_acquires_have_one_winner(harness: Harness) -> None:
     )
 
     assert sum(results) == 1
+
+
+async def test_an_append_fenced_by_a_lost_lease_writes_nothing(harness: Harness) -> None:
+    store, clock = harness.store, harness.clock
+    record = await harness.new_session()
+    assert await store.acquire_lease(record.id, "worker-a", ttl=30)
+    batch = [note("one", "t1"), note("two", "t1")]
+    assert len(await store.append(record.id, batch, lease_holder="worker-a")) == 2
+
+    # Another holder took over after the lease expired: the zombie cannot append.
+    clock.advance(31)
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, [note("zombie", "t1")], lease_holder="worker-a")
+    assert await store.acquire_lease(record.id, "worker-b", ttl=30)
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, batch, lease_holder="worker-a")
+    assert [e.index for e in await store.append(record.id, batch, lease_holder="worker-b")] == [
+        2,
+        3,
+    ]
+    await store.release_lease(record.id, "worker-b")
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, [note("late", "t1")], lease_holder="worker-b")
+    texts = [e.data["text"] for e in await store.read(record.id)]
+    assert texts == ["one", "two", "one", "two"]
 
 
 async def test_the_interrupt_flag_round_trips(harness: Harness) -> None:

@@ -144,7 +144,7 @@ async def fail_lost(rt: AgentRuntime, record: SessionRecord, turn_id: str, reaso
         state = fold_turn(await rt.store.read(record.id), turn_id)
         if state.terminal or state.parked or not state.received:
             return False
-        await fail_turn(rt.recorder(record, turn_id), state, reason)
+        await fail_turn(rt.recorder(record, turn_id, holder), state, reason)
         return True
     finally:
         await rt.store.release_lease(record.id, holder)

@@ -35,7 +35,7 @@ from agentkit.engine.tools import (
     invoke,
 )
 from agentkit.engine.turns import IN_DOUBT
-from agentkit.errors import ModelError, RunError, TurnInterrupted
+from agentkit.errors import LeaseLost, ModelError, RunError, TurnInterrupted
 from agentkit.events import (
     ActionApprovalRequested,
     ActionCall,
@@ -147,6 +147,8 @@ class TurnRunner:
                 if not out.calls:
                     final = out
                     break
+        except LeaseLost:
+            raise  # another worker owns the turn now: write nothing more
         except TurnInterrupted as exc:
             await self.fail(str(exc))
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -16,13 +17,14 @@ from typing import TYPE_CHECKING
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
-from agentkit.errors import ModelError
+from agentkit.errors import LeaseLost, ModelError
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord
 
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
@@ -42,9 +44,11 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         if state.terminal or not state.received or state.parked:
             return
         if state.started and not state.resumable:
-            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
+            await fail_turn(rt.recorder(record, turn_id, holder), state, LOST_TURN)
             return
-        await _drive(rt, record, turn_id, state, events)
+        await _drive(rt, record, turn_id, state, events, holder)
+    except LeaseLost:
+        log.warning("turn %s lost its lease to another worker; it stops here", turn_id)
     finally:
         renewer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -56,9 +60,14 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
 
 
 async def _drive(
-    rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
+    rt: AgentRuntime,
+    record: SessionRecord,
+    turn_id: str,
+    state: TurnState,
+    events: list[Event],
+    holder: str,
 ) -> None:
-    recorder = rt.recorder(record, turn_id)
+    recorder = rt.recorder(record, turn_id, holder)
     try:
         model = rt.model()
     except ModelError as exc:
@@ -112,8 +121,27 @@ async def _renew(rt: AgentRuntime, session_id: str, holder: str) -> None:
 
 
 async def keep_lease(rt: AgentRuntime, session_id: str, holder: str) -> None:
-    """Renew the session's lease every third of its TTL; return once it is lost."""
+    """Renew the session's lease every third of its TTL; return once it is lost.
+
+    A renewal that fails (a throttled write, a network blip) is retried with backoff
+    while the lease is still ours; only a definite loss (the store says another holder
+    has it, or it ran out) ends the renewal."""
+    ttl = rt.lease_ttl
+    renewed = time.monotonic()
     while True:
-        await asyncio.sleep(rt.lease_ttl / 3)
-        if not await rt.store.renew_lease(session_id, holder, rt.lease_ttl):
-            return
+        await asyncio.sleep(ttl / 3)
+        delay = min(0.05, ttl / 30)
+        while True:
+            try:
+                if not await rt.store.renew_lease(session_id, holder, ttl):
+                    return
+                renewed = time.monotonic()
+                break
+            except Exception as exc:
+                left = renewed + ttl - time.monotonic()
+                if left <= delay:
+                    log.warning("lease renewal of %s kept failing: %s", session_id, exc)
+                    return
+                log.info("lease renewal of %s failed (%s); retrying", session_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ttl / 6)

@@ -190,8 +190,10 @@ class AgentRuntime:
             self._system = system_prompt(self.manifest)
         return self._system
 
-    def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
-        return Recorder(self.store, record, self.fanout, turn_id)
+    def recorder(
+        self, record: SessionRecord, turn_id: str | None = None, lease_holder: str | None = None
+    ) -> Recorder:
+        return Recorder(self.store, record, self.fanout, turn_id, lease_holder)
 
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""

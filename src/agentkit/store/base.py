@@ -7,6 +7,7 @@ Every adapter (memory, files, DynamoDB) passes the same contract suite in
   never share or skip an index, and a batch lands whole, in order, contiguously.
 - `rotate_token` is a compare-and-set: of several rotations from one token, one wins.
 - A lease has one holder until it expires; after expiry anyone may take it over.
+- An append fenced by a lease holder lands only while that holder holds the lease.
 - Deleting a session removes it from listings, reads and follows.
 - Every id is validated before it touches a path or a key (`InvalidId`).
 """
@@ -68,8 +69,14 @@ class Store(Protocol):
         """Replace the token hash if it still equals `expected_hash`. True if this call won."""
 
     # events
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
-        """Append drafts with the next indexes; returns the recorded events."""
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
+        """Append drafts with the next indexes; returns the recorded events.
+
+        With `lease_holder`, the batch lands only while that holder holds the session's
+        unexpired lease, checked atomically with the write; otherwise `LeaseLost` and
+        nothing is written (a worker that lost its turn can never append to it)."""
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         """Events with index >= start, in order (at most `limit`)."""

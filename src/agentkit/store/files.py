@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentkit.errors import SessionExists, SessionNotFound, StoreError
+from agentkit.errors import LeaseLost, SessionExists, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import EventLog
@@ -274,13 +274,24 @@ class FileStore(FileRecords):
 
     # events
 
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
         files = self._files(session_id)
         log = self._log(session_id)
 
         def append() -> list[Event]:
             if not files.exists():
                 raise SessionNotFound(session_id)
+            if lease_holder is not None:
+                # Under the session lock, which every lease change takes too.
+                lease = self._read_lease(files.lease)
+                if (
+                    lease is None
+                    or lease.holder != lease_holder
+                    or lease.expires_at <= self._clock()
+                ):
+                    raise LeaseLost(session_id)
             return log.append(drafts, fsync=self._fsync)
 
         inline = not self._fsync and log.cheap_to_append()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agentkit.errors import SessionExists, SessionNotFound
+from agentkit.errors import LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
@@ -126,10 +126,17 @@ class MemoryStore:
 
     # events
 
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
         validate_session_id(session_id)
         with self._lock:
             found = self._require(session_id)
+            if lease_holder is not None:
+                lease = found.lease
+                now = self._clock()
+                if lease is None or lease.holder != lease_holder or lease.expires_at <= now:
+                    raise LeaseLost(session_id)
             start = len(found.events)
             recorded = [
                 Event.from_draft(d, session_id=session_id, index=start + i)
