@@ -49,12 +49,19 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
     lease = await store.get_lease(record.id)
     if status != SessionStatus.RUNNING and lease is None:
         return
-    await _still_current(rt, record, token_hash)
-    # Nothing yields between the check and the interrupt's local stop and stream cancel, so
-    # no follow-up can be accepted in between in this process. (The store's flag, for a
-    # turn running elsewhere, is one write later; a winner accepted within that write
-    # would still see it.)
-    await rt.interrupt(record.id)
+    turns = open_turns(events)
+    target = turns[-1] if turns else None
+    if token_hash is not None and target is not None:
+        # One conditional write decides: it names the turn this caller saw and lands only
+        # while the token is still the one it presented. A loser (another follow-up with
+        # the same token was accepted) writes nothing, and a flag naming an older turn
+        # never stops the winner's newer one.
+        if not await store.request_interrupt(record.id, target, token_hash=token_hash):
+            raise Conflict("another follow-up was accepted first", code="session_busy")
+        rt.interrupt_local(record.id, target)
+    else:
+        await _still_current(rt, record, token_hash)
+        await rt.interrupt(record.id, target)
     # Running tools get the agent's stop grace before they are cancelled; the turn then
     # ends within about a second (see `TurnRunner.preemptible`).
     wait = max(rt.settle_timeout, rt.manifest.agent.stop_grace + 3.0)

@@ -38,6 +38,7 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         return
     renewer = asyncio.create_task(_renew(rt, session_id, holder))
     rt.running.add(session_id)
+    rt.running_turns[session_id] = turn_id
     try:
         events = await rt.store.read(session_id)
         state = fold_turn(events, turn_id)
@@ -54,8 +55,10 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await renewer
         rt.running.discard(session_id)
+        rt.running_turns.pop(session_id, None)
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
+        rt.local_stop.discard(f"{session_id}#{turn_id}")
         await rt.store.release_lease(session_id, holder)
 
 
@@ -88,7 +91,7 @@ async def _drive(
         workspace=rt.workspace(record.id),
         state_root=rt.state_root,
         project_root=getattr(rt.bundle, "root", None),
-        interrupted=_interrupt_check(rt, record.id),
+        interrupted=_interrupt_check(rt, record.id, turn_id),
         events=events,
         streams=rt.streams,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
@@ -97,20 +100,22 @@ async def _drive(
     await TurnRunner(deps, state).run()
 
 
-def _interrupt_check(rt: AgentRuntime, session_id: str) -> Callable[[], Awaitable[bool]]:
+def _interrupt_check(
+    rt: AgentRuntime, session_id: str, turn_id: str
+) -> Callable[[], Awaitable[bool]]:
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
 
     async def check() -> bool:
         nonlocal last
-        if session_id in rt.local_stop:
+        if session_id in rt.local_stop or f"{session_id}#{turn_id}" in rt.local_stop:
             return True
         now = time.monotonic()
         if now - last < STORE_INTERRUPT_POLL:
             return False
         last = now
-        return await rt.store.interrupt_requested(session_id)
+        return await rt.store.interrupt_requested(session_id, turn_id)
 
     return check
 

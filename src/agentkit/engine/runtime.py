@@ -23,6 +23,7 @@ from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.fold import open_turns
 from agentkit.engine.lifecycle import (
     abandon_parked,
     end_undispatched,
@@ -93,6 +94,11 @@ class Bundle(Protocol):
     def tool(self, name: str) -> ToolDefinition | None: ...
 
 
+def stop_key(session_id: str, turn_id: str) -> str:
+    """The `local_stop` entry that stops one turn of a session."""
+    return f"{session_id}#{turn_id}"
+
+
 def new_turn_id() -> str:
     return "turn_" + secrets.token_urlsafe(12)
 
@@ -136,8 +142,10 @@ class AgentRuntime:
         self._model: Model | None = None
         # Shared with `engine.running`: stops asked for in this process, sessions with a
         # turn running here, and the model streams of those turns (cancelled on a stop).
+        # A stop entry is a session id (any turn) or `stop_key(session, turn)` (that turn).
         self.local_stop: set[str] = set()
         self.running: set[str] = set()
+        self.running_turns: dict[str, str] = {}  # session id -> the turn running here
         self.streams: dict[str, asyncio.Task[Any]] = {}
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
@@ -369,15 +377,29 @@ class AgentRuntime:
         `token_hash`, only while the session's token is still that one."""
         await settle(self, record, token_hash=token_hash)
 
-    async def interrupt(self, session_id: str) -> None:
-        """Ask the session's running turn to stop at its next safe point."""
-        self.local_stop.add(session_id)
+    async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
+        """Ask the session's running turn (`turn_id` only, when given) to stop at its next
+        safe point."""
+        if turn_id is None:
+            self.local_stop.add(session_id)
+        self.interrupt_local(session_id, turn_id)
+        if session_id not in self.running:
+            # The turn runs in another process (or has not started): it reads the flag.
+            if turn_id is None:
+                await self.store.set_interrupt(session_id, True)
+            else:
+                await self.store.request_interrupt(session_id, turn_id)
+
+    def interrupt_local(self, session_id: str, turn_id: str | None) -> None:
+        """Stop the turn if it runs in this process (only `turn_id`, when given)."""
+        running = self.running_turns.get(session_id)
+        if turn_id is not None:
+            self.local_stop.add(stop_key(session_id, turn_id))
+            if running != turn_id:
+                return
         stream = self.streams.get(session_id)
         if stream is not None:
             stream.cancel()  # a model blocked mid-stream stops now, not at its next chunk
-        if session_id not in self.running:
-            # The turn runs in another process (or has not started): it reads the flag.
-            await self.store.set_interrupt(session_id, True)
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
@@ -389,7 +411,8 @@ class AgentRuntime:
             return True
         if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
             return False
-        await self.interrupt(record.id)
+        turns = open_turns(events)
+        await self.interrupt(record.id, turns[-1] if turns else None)
         return True
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
@@ -512,4 +535,4 @@ def _received(
     )
 
 
-__all__ = ["AgentRuntime", "Bundle", "new_turn_id"]
+__all__ = ["AgentRuntime", "Bundle", "new_turn_id", "stop_key"]

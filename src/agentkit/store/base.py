@@ -74,9 +74,11 @@ class Store(Protocol):
     ) -> list[Event]:
         """Append drafts with the next indexes; returns the recorded events.
 
-        With `lease_holder`, the batch lands only while that holder holds the session's
-        unexpired lease, checked atomically with the write; otherwise `LeaseLost` and
-        nothing is written (a worker that lost its turn can never append to it)."""
+        With `lease_holder`, the batch lands only while that holder still holds the
+        session's lease (expired but not yet taken over counts as held), checked
+        atomically with the write; otherwise `LeaseLost` and nothing is written: once
+        another holder took the lease over, or it was released, a worker can never append
+        to the turn it lost."""
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         """Events with index >= start, in order (at most `limit`)."""
@@ -103,8 +105,16 @@ class Store(Protocol):
     async def set_interrupt(self, session_id: str, requested: bool) -> None:
         """Raise or clear the session's interrupt flag."""
 
-    async def interrupt_requested(self, session_id: str) -> bool:
-        """Whether a stop has been requested for the running turn."""
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        """Raise the interrupt flag naming `turn_id`, in one conditional write: with
+        `token_hash`, only while the session's token hash is still that one. True if
+        written. A flag naming one turn never stops another."""
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Whether a stop has been requested: a flag from `set_interrupt`, or (with
+        `turn_id`) one from `request_interrupt` naming that turn."""
 
     # reminders
     async def put_reminder(self, reminder: ReminderRecord) -> None:

@@ -269,12 +269,9 @@ class DynamoDBStore(SessionOps):
             "ConditionCheck": {
                 "TableName": self._state,
                 "Key": codec.session_key(session_id),
-                "ConditionExpression": "#h = :h AND #e > :now",
-                "ExpressionAttributeNames": {"#h": "leaseHolder", "#e": "leaseExpires"},
-                "ExpressionAttributeValues": {
-                    ":h": codec.s(holder),
-                    ":now": codec.n(float(self._clock())),
-                },
+                "ConditionExpression": "#h = :h",
+                "ExpressionAttributeNames": {"#h": "leaseHolder"},
+                "ExpressionAttributeValues": {":h": codec.s(holder)},
             }
         }
 

