@@ -6,13 +6,13 @@ flushed to disk (losing a claim to a power cut would let a delivery run twice).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
+from agentkit.store._offload import offload
 from agentkit.store.ids import hash_key, validate_idempotency_key, validate_name
 
 _PURGE_EVERY = 600.0
@@ -31,11 +31,11 @@ class FileRecords:
 
     async def put_reminder(self, reminder: ReminderRecord) -> None:
         path = self._reminder_path(reminder.id)
-        await asyncio.to_thread(write_json_atomic, path, reminder.to_dict())
+        await offload(write_json_atomic, path, reminder.to_dict())
 
     async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
         path = self._reminder_path(reminder_id)
-        raw = await asyncio.to_thread(read_json, path)
+        raw = await offload(read_json, path)
         return ReminderRecord.from_dict(raw) if isinstance(raw, dict) else None
 
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
@@ -49,13 +49,13 @@ class FileRecords:
                     found.append(ReminderRecord.from_dict(raw))
             return found
 
-        found = await asyncio.to_thread(scan)
+        found = await offload(scan)
         if active_only:
             found = [r for r in found if r.status == "active"]
         return sorted(found, key=lambda r: (r.created_at, r.id))
 
     async def delete_reminder(self, reminder_id: str) -> bool:
-        return await asyncio.to_thread(unlink, self._reminder_path(reminder_id))
+        return await offload(unlink, self._reminder_path(reminder_id))
 
     def _reminder_path(self, reminder_id: str) -> Path:
         return self._reminders / f"{validate_name(reminder_id, 'reminder id')}.json"
@@ -77,7 +77,7 @@ class FileRecords:
                     self._purge_claims(now)
                 return True
 
-        return await asyncio.to_thread(claim)
+        return await offload(claim)
 
     def _purge_claims(self, now: float) -> None:
         for entry in os.scandir(self._claims):

@@ -54,7 +54,7 @@ a deleted session can never grow events again. Stream consumers should filter to
 
 Reads that need order (`read`, `follow`, the end of the stream, leases) are strongly
 consistent; every query paginates. DynamoDB cannot notify, so `follow` polls with a short
-backoff (50 ms growing to 500 ms). Requests run in worker threads (`asyncio.to_thread`)
+backoff (50 ms growing to 500 ms). Requests run in the stores' own worker threads (`_offload`)
 with botocore's standard retry mode; every error becomes a `StoreError`. The requests
 made and the capacity units reported (`ReturnConsumedCapacity`) are counted in `usage`;
 `usage.estimated_write_units` applies DynamoDB's pricing rules to the item sizes, for
@@ -103,6 +103,7 @@ from agentkit.store._dynamo_schema import (
 )
 from agentkit.store._dynamo_session_ops import SessionOps
 from agentkit.store._dynamo_stream import chunk_query, read_stream_event
+from agentkit.store._offload import offload
 from agentkit.store.ids import validate_session_id
 
 __all__ = [
@@ -498,7 +499,7 @@ class DynamoDBStore(SessionOps):
 
     async def close(self) -> None:
         if self._owns_client:
-            await asyncio.to_thread(self._caller.client.close)
+            await offload(self._caller.client.close)
 
 
 def _groups(

@@ -60,6 +60,7 @@ from agentkit.store._fs import (
     write_json_atomic,
 )
 from agentkit.store._notify import Notifier
+from agentkit.store._offload import offload
 from agentkit.store.base import Lease, Page
 from agentkit.store.ids import (
     decode_cursor,
@@ -190,7 +191,7 @@ class FileStore(FileRecords):
         self, principal: str | None, *, limit: int = 50, cursor: str | None = None
     ) -> Page:
         after = encode_cursor(*decode_cursor(cursor)) if cursor is not None else None
-        return await asyncio.to_thread(self._list_sync, principal, max(1, limit), after)
+        return await offload(self._list_sync, principal, max(1, limit), after)
 
     def _list_sync(self, principal: str | None, limit: int, after: str | None) -> Page:
         markers = self._index.newest_first(principal, after)
@@ -218,7 +219,7 @@ class FileStore(FileRecords):
                 return None
             return record
 
-        return await asyncio.to_thread(find)
+        return await offload(find)
 
     async def touch_session(self, session_id: str) -> None:
         folder = self.session_dir(session_id)
@@ -265,11 +266,11 @@ class FileStore(FileRecords):
                 self._logs.pop(session_id, None)
             return trashed
 
-        trashed = await asyncio.to_thread(delete)
+        trashed = await offload(delete)
         if trashed is None:
             return False
         _NOTIFIER.notify(events_key)
-        await asyncio.to_thread(shutil.rmtree, trashed, True)
+        await offload(shutil.rmtree, trashed, True)
         return True
 
     # events
@@ -300,7 +301,7 @@ class FileStore(FileRecords):
         validate_session_id(session_id)
         found = self._read_here(session_id, start, limit)
         if found is None:
-            found = await asyncio.to_thread(self._read_sync, session_id, start, limit)
+            found = await offload(self._read_sync, session_id, start, limit)
         return found or []
 
     def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
@@ -343,7 +344,7 @@ class FileStore(FileRecords):
             with _NOTIFIER.register(key) as waiter:
                 found = self._read_here(session_id, start, None)
                 if found is None:
-                    found = await asyncio.to_thread(self._read_sync, session_id, start, None)
+                    found = await offload(self._read_sync, session_id, start, None)
                 remaining = deadline - loop.time()
                 if found is None:
                     return []
@@ -364,7 +365,7 @@ class FileStore(FileRecords):
             return size
 
         cached = self._log(session_id).size_cached() if self._exists(session_id) else None
-        return cached if cached is not None else await asyncio.to_thread(count)
+        return cached if cached is not None else await offload(count)
 
     # turn lease and interrupts
 
@@ -511,7 +512,7 @@ class FileStore(FileRecords):
             with exclusive(path):
                 return fn()
 
-        return await asyncio.to_thread(locked)
+        return await offload(locked)
 
     def _log(self, session_id: str) -> EventLog:
         with self._logs_guard:
