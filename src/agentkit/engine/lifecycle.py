@@ -62,10 +62,9 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
     else:
         await _still_current(rt, record, token_hash)
         await rt.interrupt(record.id, target)
-    # Running tools get the agent's stop grace before they are cancelled; the turn then
-    # ends within about a second (see `TurnRunner.preemptible`).
-    wait = max(rt.settle_timeout, rt.manifest.agent.stop_grace + 3.0)
-    deadline = time.monotonic() + wait
+    # By default this covers the running tools' stop grace, after which they are cancelled
+    # and the turn ends within about a second (see `TurnRunner.preemptible`).
+    deadline = time.monotonic() + rt.settle_timeout
     while time.monotonic() < deadline:
         await asyncio.sleep(SETTLE_POLL)
         events = await store.read(record.id)

@@ -108,7 +108,8 @@ class AgentRuntime:
 
     `lease_ttl` bounds how long a dead process can block a session; a running turn renews
     its lease every third of it. `settle_timeout` bounds how long a follow-up waits for an
-    interrupted turn to end before answering `session_busy`.
+    interrupted turn to end before answering `session_busy` (by default the larger of 5 s
+    and the agent's `stop_grace` + 3 s).
     """
 
     def __init__(
@@ -122,7 +123,7 @@ class AgentRuntime:
         model_resolver: Callable[[str | None], Model] = resolve_model,
         state_root: Path | None = None,
         lease_ttl: float = 60.0,
-        settle_timeout: float = 5.0,
+        settle_timeout: float | None = None,
     ) -> None:
         self.bundle = bundle
         self.store = store
@@ -137,7 +138,12 @@ class AgentRuntime:
             else Path(tempfile.mkdtemp(prefix="agentkit-"))
         )
         self.lease_ttl = lease_ttl
-        self.settle_timeout = settle_timeout
+        # By default long enough for running tools' stop grace and the turn's ending.
+        self.settle_timeout = (
+            settle_timeout
+            if settle_timeout is not None
+            else max(5.0, bundle.manifest.agent.stop_grace + 3.0)
+        )
         self._tools: dict[str, ToolEntry] | None = None
         self._model: Model | None = None
         # Shared with `engine.running`: stops asked for in this process, sessions with a
