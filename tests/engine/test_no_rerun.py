@@ -75,11 +75,11 @@ async def test_an_approved_call_killed_mid_run_is_never_rerun(tmp_path: Path, pa
     await crash_and_recover(project, tmp_path / "state", path)
 
 
-@pytest.mark.slow
+@pytest.mark.bench
 @pytest.mark.timeout(3600)
 async def test_one_hundred_kills_run_the_side_effect_once_each(tmp_path: Path) -> None:
     """100 trials of `kill -9` during an approved side-effecting call (deselected by
-    default; run with `pytest -m slow`)."""
+    default; run with `pytest -m bench`)."""
     project = write_project(tmp_path / "proj")
     for trial in range(100):
         path = "recover" if trial % 2 else "redeliver"
