@@ -23,6 +23,7 @@ class AgentDefinition:
     description: str | None = None
     instructions: str | None = None
     tool_timeout: float = 120.0
+    stop_grace: float = 2.0
     options: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None  # display name; overrides pyproject's [project].name
 
@@ -34,10 +35,15 @@ def define_agent(
     description: str | None = None,
     instructions: str | None = None,
     tool_timeout: float = 120.0,
+    stop_grace: float = 2.0,
     name: str | None = None,
     **options: Any,
 ) -> AgentDefinition:
     """Define an agent's runtime config.
+
+    `stop_grace` is how many seconds running tools get to finish after a stop (or a
+    follow-up) interrupts their turn; then they are cancelled (`ctx.cancelled` is set at
+    the start of the grace period, so a tool can stop cleanly).
 
     `name` (root agent only) is the display name; without it the name comes from
     pyproject.toml `[project].name`, then the project folder's name. `on_busy`
@@ -62,12 +68,15 @@ def define_agent(
         isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0
     ):
         raise ValueError(f"max_turn_seconds must be a positive number of seconds, not {limit!r}")
+    if not stop_grace >= 0:
+        raise ValueError("stop_grace must be zero or more seconds")
     return AgentDefinition(
         model=model,
         max_steps=max_steps,
         description=description,
         instructions=instructions,
         tool_timeout=tool_timeout,
+        stop_grace=float(stop_grace),
         options=dict(options),
         name=name,
     )

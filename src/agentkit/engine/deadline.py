@@ -119,7 +119,7 @@ class Continuation:
             and state.steps == self.steps
             and state.step_open == (self.done is not None)
             and set(state.pending) == open_calls
-            and not any(p.approval_requested for p in state.pending.values())
+            and not any(p.approval_requested or p.started for p in state.pending.values())
         )
 
 
