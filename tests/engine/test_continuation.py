@@ -247,3 +247,32 @@ async def test_a_stop_between_invocations_ends_the_turn_before_anything_starts(
     assert types(events)[-2:] == ["turn.failed", "session.waiting"]
     assert events[-2].data["error"] == "turn interrupted"
     assert turns.queue == []
+
+
+async def test_a_worker_that_lost_its_lease_does_not_continue(tmp_path: Path) -> None:
+    from agentkit.store.base import Lease
+
+    clock = Clock()
+    turns = Turns()
+    rt = runtime(tmp_path, ScriptedModel([]), turns)
+    store = rt.store
+    assert isinstance(store, MemoryStore)
+    session: dict[str, str] = {}
+
+    def steal(_request: ModelRequest) -> Step:
+        # Another worker takes the session over while this one streams its step.
+        clock.left -= 100
+        thief = Lease(holder="thief", expires_at=time.time() + 600)
+        store._sessions[session["id"]].lease = thief  # no async hook in a model step
+        return Step.tool_calls(call("add", {"a": 1, "b": 2}, id="c1"))
+
+    model = ScriptedModel([Step(responder=steal)])
+    rt.model_resolver = lambda _id: model
+    acc = await rt.start_session("Add.", principal=ALICE)
+    session["id"] = acc.session_id
+    clock.left = 200.0  # the boundary after the step is where it would continue
+    await rt.run_turn(*turns.queue.pop(0), clock.deadline())
+    assert turns.queue == []  # the zombie asks for no new invocation
+    assert await rt.store.get_claim(marker_key(acc.session_id, acc.turn_id)) is None
+    lease = await rt.store.get_lease(acc.session_id)
+    assert lease is not None and lease.holder == "thief"
