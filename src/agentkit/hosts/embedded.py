@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import socket
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -180,11 +182,18 @@ class Server:
 
             @contextlib.contextmanager
             def capture_signals(self) -> Iterator[None]:
-                if quiet_signals:  # an embedded server leaves the program's signals alone
+                # Embedded, the program's signals are its own. `serve_forever` stops on
+                # SIGINT/SIGTERM and returns (uvicorn's own handling would re-raise them).
+                if quiet_signals or threading.current_thread() is not threading.main_thread():
                     yield
                     return
-                with super().capture_signals():
+                handled = (signal.SIGINT, signal.SIGTERM)
+                original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+                try:
                     yield
+                finally:
+                    for sig, handler in original.items():
+                        signal.signal(sig, handler)
 
         config = uvicorn.Config(
             app, lifespan="on", log_level="warning", access_log=False, timeout_graceful_shutdown=10
