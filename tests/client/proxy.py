@@ -17,10 +17,14 @@ MARK = b'"index":'
 
 
 class CuttingProxy:
-    def __init__(self, upstream_port: int, every: int = 3) -> None:
+    def __init__(self, upstream_port: int, every: int = 3, drop_answers: int = 0) -> None:
         self.upstream_port = upstream_port
         self.every = every
         self.cuts = 0
+        # The first `drop_answers` connections reach the server, but its answer is never
+        # passed back: the request was handled, the client sees the connection break.
+        self.drop_answers = drop_answers
+        self.dropped = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._closed = False
@@ -64,6 +68,9 @@ class CuttingProxy:
     def _responses(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
         seen = 0
         for chunk in _chunks(src):
+            if self.dropped < self.drop_answers:
+                self.dropped += 1
+                break
             if state["streaming"]:
                 at = -1
                 while seen < self.every:
