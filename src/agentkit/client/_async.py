@@ -4,8 +4,9 @@ calls as `Client`, awaited)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
@@ -209,7 +210,7 @@ class AsyncClient:
         *,
         until_settled: bool = False,
         deadline: float | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Events from `cursor.next_index`, across as many responses as it takes."""
         path = session_path(cursor.session_id)
         failures = 0
@@ -355,8 +356,11 @@ class AsyncSession:
                 if cursor.accept(event):
                     yield event
             return
-        async for event in self.client.follow(cursor, until_settled=until_settled):
-            yield event
+        async with contextlib.aclosing(
+            self.client.follow(cursor, until_settled=until_settled)
+        ) as stream:
+            async for event in stream:
+                yield event
 
     async def wait(self, timeout: float | None = None) -> list[Event]:
         """Read on until the last accepted turn ends or parks on an approval; the events
@@ -364,10 +368,12 @@ class AsyncSession:
         watch = TurnWatch(self.turn_id)
         cursor = Cursor(self.id, self.next_index)
         deadline = None if timeout is None else time.monotonic() + timeout
-        async for event in self.client.follow(cursor, deadline=deadline):
-            self.next_index = event.index + 1
-            if watch.done(event):
-                break
+        # Closed on the way out, so the stream's connection is let go at once.
+        async with contextlib.aclosing(self.client.follow(cursor, deadline=deadline)) as stream:
+            async for event in stream:
+                self.next_index = event.index + 1
+                if watch.done(event):
+                    break
         self._last_watch = watch
         return watch.events
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import httpx
@@ -202,7 +203,7 @@ class Client:
         *,
         until_settled: bool = False,
         deadline: float | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, None]:
         """Events from `cursor.next_index`, across as many responses as it takes."""
         path = session_path(cursor.session_id)
         failures = 0
@@ -354,10 +355,12 @@ class Session:
         watch = TurnWatch(self.turn_id)
         cursor = Cursor(self.id, self.next_index)
         deadline = None if timeout is None else time.monotonic() + timeout
-        for event in self.client.follow(cursor, deadline=deadline):
-            self.next_index = event.index + 1
-            if watch.done(event):
-                break
+        # Closed on the way out, so the stream's connection is let go at once.
+        with contextlib.closing(self.client.follow(cursor, deadline=deadline)) as stream:
+            for event in stream:
+                self.next_index = event.index + 1
+                if watch.done(event):
+                    break
         self._last_watch = watch
         return watch.events
 
