@@ -88,8 +88,11 @@ def _is_loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentkit.errors import ProjectError
-    from agentkit.hosts.serving import HostConfig, build_app, discover
+    from agentkit.hosts.local import LocalHost, LocalHostOptions
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.server.app import create_app
+    from agentkit.server.auth import AuthChain
+    from agentkit.server.options import DEFAULT_MAX_BODY_BYTES, ServerOptions
 
     dirs: list[Path] = args.dirs or [Path(".")]
     if args.mode == "single" and len(dirs) != 1:
@@ -99,38 +102,65 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(tokens, str):
         print(f"agentkit serve: {tokens}", file=sys.stderr)
         return 2
-    try:
-        bundles = discover(dirs)
-    except ValueError as exc:
-        print(f"agentkit serve: {exc}", file=sys.stderr)
-        return 2
-    except ProjectError as exc:
-        print(str(exc), file=sys.stderr)
-        print("agentkit serve: fix the errors above and try again", file=sys.stderr)
+    bundles = []
+    for d in dirs:
+        if not d.is_dir():
+            print(f"agentkit serve: {d} is not a directory", file=sys.stderr)
+            return 2
+        bundles.append(AgentBundle.discover(d.resolve()))
+    if _report_errors(bundles):
         return 1
-    config = HostConfig(
+    slugs = [b.slug for b in bundles]
+    if len(set(slugs)) != len(slugs):
+        print(f"agentkit serve: two agents share a slug: {sorted(slugs)}", file=sys.stderr)
+        return 2
+
+    host_options = LocalHostOptions(
+        state_root=args.state_root.resolve() if args.state_root else None,
+        dev=args.dev,
+        schedules=not args.no_schedules,
+    )
+    hosts = [LocalHost(b, host_options) for b in bundles]
+    auth = AuthChain.from_flags(
+        bearer_tokens=tokens, allow_anonymous=args.allow_anonymous, dev=args.dev
+    )
+    options = ServerOptions(
         mode=args.mode,
         dev=args.dev,
-        bearer_tokens=tokens,
-        allow_anonymous=args.allow_anonymous,
+        auth=auth,
         playground=not args.no_playground,
         docs=not args.no_docs,
-        schedules=not args.no_schedules,
-        state_root=args.state_root,
-        max_body_bytes=args.max_body_bytes,
+        max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
     )
     try:
-        app, hosts = build_app(bundles, config)
+        app = create_app(
+            [h.mount() for h in hosts],
+            options,
+            on_startup=[h.start for h in hosts],
+            on_shutdown=[h.aclose for h in hosts],
+        )
     except ValueError as exc:
         print(f"agentkit serve: {exc}", file=sys.stderr)
         return 2
-    if not _is_loopback(args.host) and app.state.agentkit.options.auth.names == ["localDevStrict"]:
+    if not _is_loopback(args.host) and auth.names == ["localDevStrict"]:
         print(
             "agentkit serve: warning: localDevStrict admits loopback clients only; "
             "remote callers get 401 (use --bearer-token)",
             file=sys.stderr,
         )
     return _serve(app, args, [h.slug for h in hosts])
+
+
+def _report_errors(bundles: list[Any]) -> bool:
+    failed = False
+    for bundle in bundles:
+        for d in bundle.manifest.diagnostics:
+            if d.severity == "error":
+                failed = True
+                print(f"{bundle.root}: error {d.code} {d.path}: {d.message}", file=sys.stderr)
+    if failed:
+        print("agentkit serve: fix the errors above and try again", file=sys.stderr)
+    return failed
 
 
 def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:

@@ -1,6 +1,6 @@
-"""Build what `agentkit serve` serves: one `LocalHost` per agent folder and the FastAPI app
-mounting them. The CLI and `agentkit.serve(...)` both call `build_app`, so an embedded
-server is the same host as the command line one."""
+"""Build what `agentkit serve` serves, for `agentkit.serve(...)`: one `LocalHost` per agent
+folder and the FastAPI app mounting them, composed from the same parts and in the same way
+as the command does (its own checks and messages stay in `cli/serve.py`)."""
 
 from __future__ import annotations
 
