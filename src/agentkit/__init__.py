@@ -2,7 +2,14 @@
 
 from typing import TYPE_CHECKING, Any
 
-from agentkit.authoring.ab import AbDefinition, Variant, define_ab, variant
+from agentkit.authoring.ab import (
+    AbConfig,
+    AbDefinition,
+    Variant,
+    define_ab,
+    define_ab_config,
+    variant,
+)
 from agentkit.authoring.agent import (
     AgentDefinition,
     InstructionsDefinition,
@@ -53,6 +60,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AbConfig",
     "AbDefinition",
     "AgentDefinition",
     "ChannelContext",
@@ -78,6 +86,7 @@ __all__ = [
     "approval_requested",
     "called_tool",
     "define_ab",
+    "define_ab_config",
     "define_agent",
     "define_channel",
     "define_eval",

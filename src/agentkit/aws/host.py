@@ -178,6 +178,13 @@ class AwsHost:
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
+        # A/B: the snapshot HooksFunction keeps (see `aws.ab_snapshot`); enrollment reads
+        # the paused arms from it, and `GET /v1/abs` its arm totals.
+        self.ab_snapshot: Any = None
+        config = self.bundle.manifest.ab_config or {}
+        if self.bundle.manifest.abs and config.get("durableSnapshots", True):
+            self.ab_snapshot = self._read_ab_snapshot
+            self.runtime.ab_paused = self._ab_paused
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> AwsHost:
@@ -281,6 +288,36 @@ class AwsHost:
         from agentkit.store.dynamodb import read_stream_event
 
         return read_stream_event(self.client("dynamodb"), self.settings.events_table, image)
+
+    # -- A/B ---------------------------------------------------------------------------
+
+    def _snapshot(self) -> Any:
+        from agentkit.aws.ab_snapshot import AbSnapshot
+
+        return AbSnapshot(self.client("dynamodb"), self.settings.sessions_table)
+
+    async def _read_ab_snapshot(self) -> Any:
+        return await self._snapshot().read()
+
+    async def _ab_paused(self) -> Mapping[str, Any]:
+        agg = await self._snapshot().read()
+        return {k: tuple(v) for k, v in agg.paused.items()}
+
+    async def fold_abs(self, events: Iterable[Event]) -> list[Any]:
+        """HooksFunction: add a stream batch to the A/B snapshot (nothing without
+        experiments or with `durable_snapshots=False`)."""
+        if self.ab_snapshot is None:
+            return []
+        from agentkit.aws.ab_snapshot import fold_batch
+
+        async def record_pause(session_id: str, event: Any) -> None:
+            record = await self.store.get_session(session_id)
+            if record is not None:
+                await self.runtime.record(record, [event])
+
+        return await fold_batch(
+            self.store, self._snapshot(), self.runtime.experiments, list(events), record_pause
+        )
 
     # -- schedules and reminders -------------------------------------------------------
 
