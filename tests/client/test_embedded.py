@@ -120,3 +120,15 @@ def test_serve_forever_runs_until_sigint(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_a_failed_start_raises_and_leaves_the_program_running(tmp_path: Path) -> None:
+    from agentkit.hosts.local import StateDirBusy
+
+    project = write_agent(tmp_path / SLUG)
+    state = tmp_path / "state"
+    async with agentkit.serve(project, state_root=state) as first, first.client() as client:
+        with pytest.raises(StateDirBusy):  # not uvicorn's SystemExit
+            async with agentkit.serve(project, state_root=state):
+                pass
+        assert (await client.info())["tools"]  # the first server still answers

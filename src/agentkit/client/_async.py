@@ -245,7 +245,12 @@ class AsyncClient:
                     raise ConnectionLost(f"lost the stream of {cursor.session_id}: {exc}") from exc
                 await asyncio.sleep(self.settings.delay(failures))
                 continue
-            failures = 0  # the server ended the response (its window, a shutdown): resume
+            # The server ended the response (its window, a shutdown): resume. One that ended
+            # with nothing new waits a moment first, so a server that answers at once (while
+            # shutting down, say) is not asked again in a tight loop.
+            failures = 0
+            if cursor.next_index == before:
+                await asyncio.sleep(self.settings.backoff)
 
     def _window(self, cursor: Cursor, deadline: float | None) -> float | None:
         """The window to ask for: the configured one, cut to what is left of a deadline."""

@@ -167,7 +167,8 @@ class Server:
         import uvicorn
 
         bundles = discover(self.dirs)
-        app, hosts = build_app(bundles, self.config)
+        failures: list[BaseException] = []
+        app, hosts = build_app(bundles, self.config, startup_errors=failures)
         sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
@@ -179,6 +180,14 @@ class Server:
             def handle_exit(self, sig: int, frame: Any) -> None:
                 state.shutdown.set()  # end live streams first, as `agentkit serve` does
                 super().handle_exit(sig, frame)
+
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                # uvicorn ends a failed startup with `sys.exit`, which would end the whole
+                # program from inside its event loop; here it ends this server only.
+                try:
+                    await super().startup(sockets)
+                except SystemExit:
+                    self.should_exit = True
 
             @contextlib.contextmanager
             def capture_signals(self) -> Iterator[None]:
@@ -204,7 +213,9 @@ class Server:
         while not server.started:
             if task.done():
                 sock.close()
-                task.result()  # the startup error, if any
+                task.result()
+                if failures:
+                    raise failures[0]
                 raise RuntimeError("the embedded server stopped during startup")
             await asyncio.sleep(0.01)
 

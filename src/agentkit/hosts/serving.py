@@ -4,6 +4,7 @@ as the command does (its own checks and messages stay in `cli/serve.py`)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,8 +47,17 @@ def discover(dirs: list[Path]) -> list[AgentBundle]:
     return bundles
 
 
-def build_app(bundles: list[AgentBundle], config: HostConfig) -> tuple[Any, list[LocalHost]]:
-    """The app and its hosts; `ValueError` for options that cannot be served together."""
+def build_app(
+    bundles: list[AgentBundle],
+    config: HostConfig,
+    *,
+    startup_errors: list[BaseException] | None = None,
+) -> tuple[Any, list[LocalHost]]:
+    """The app and its hosts; `ValueError` for options that cannot be served together.
+
+    A host that fails to start (its state directory is served by another process, say)
+    fails the app's startup; `startup_errors` collects why, for a caller that wants to
+    raise it rather than read it in the server's log."""
     from agentkit.server.app import create_app
     from agentkit.server.auth import AuthChain
     from agentkit.server.options import DEFAULT_MAX_BODY_BYTES, ServerOptions
@@ -79,7 +89,23 @@ def build_app(bundles: list[AgentBundle], config: HostConfig) -> tuple[Any, list
     app = create_app(
         [h.mount() for h in hosts],
         options,
-        on_startup=[h.start for h in hosts],
+        on_startup=[_noting(h.start, startup_errors) for h in hosts],
         on_shutdown=[h.aclose for h in hosts],
     )
     return app, hosts
+
+
+def _noting(
+    start: Callable[[], Awaitable[None]], errors: list[BaseException] | None
+) -> Callable[[], Awaitable[None]]:
+    if errors is None:
+        return start
+
+    async def run() -> None:
+        try:
+            await start()
+        except Exception as exc:
+            errors.append(exc)
+            raise
+
+    return run
