@@ -3,6 +3,7 @@ with schedules dispatched and reminders created and fired through the handle."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -83,6 +84,12 @@ async def test_serve_with_a_token_and_several_agents(tmp_path: Path) -> None:
         async with handle.client(SLUG, token="wrong") as intruder:
             with pytest.raises(AuthError):
                 await intruder.info()
+
+        def blocking() -> str:  # a blocking client, on a thread of its own
+            with handle.sync_client("other") as sync:
+                return sync.start("What is the weather in Lima?").reply_text(timeout=60)
+
+        assert "Lima" in await asyncio.to_thread(blocking)
         fired = await handle.dispatch_schedule("digest", agent="other")
         assert len(fired["sessionIds"]) == 1
         with pytest.raises(ValueError, match="several agents"):
