@@ -265,5 +265,6 @@ def serve(
         schedules=schedules,
         state_root=Path(state_root) if state_root is not None else None,
         max_body_bytes=max_body_bytes,
+        bound_host=host,
     )
     return Server([Path(d) for d in (dirs or (".",))], config, host, port)

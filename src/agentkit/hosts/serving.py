@@ -27,6 +27,7 @@ class HostConfig:
     schedules: bool = True
     state_root: Path | None = None
     max_body_bytes: int | None = None
+    bound_host: str | None = None  # the address served on (loopback Host checks use it)
 
 
 def discover(dirs: list[Path]) -> list[AgentBundle]:
@@ -77,6 +78,7 @@ def build_app(
         bearer_tokens=config.bearer_tokens,
         allow_anonymous=config.allow_anonymous,
         dev=config.dev,
+        bound_host=config.bound_host,
     )
     options = ServerOptions(
         mode=config.mode,
