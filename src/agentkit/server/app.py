@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse
 
 from agentkit import __version__
+from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.docs_site import docs_router
 from agentkit.server.host_routes import host_router
@@ -111,6 +112,7 @@ def create_app(
             session_router(mount, options),
             tool_router(mount, options),
             meta_router(mount, options, buffer),
+            home_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)
         if options.dev:
@@ -118,8 +120,7 @@ def create_app(
         # The eval routes are always there (the playground's Evals tab), like the spec says.
         _include_optional(app, "agentkit.server.eval_routes", "eval_router", mount, options)
         if options.playground:
-            # The playground SPA arrives in its own module; until then its URLs are
-            # announced (`playgroundUrl`) but not served.
+            # The playground SPA (`server.playground`): its page and assets.
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
