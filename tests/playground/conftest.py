@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "playground"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

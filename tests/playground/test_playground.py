@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fixtures.http_server import AGENT_FILES, SLUG, ServeFactory, Served, write_agent
+from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, ServeFactory, write_agent
 from tests.playground.conftest import Shot
 from tests.server.helpers import dump, read_stream, start_session, turn_ends
 
@@ -166,9 +166,7 @@ def test_live_and_replayed_turns_render_the_same(serve: ServeFactory, page_facto
     assert replay.locator("#transcript").inner_html() == live
 
 
-def test_raw_pane_shows_the_wire_events(
-    serve: ServeFactory, page_factory: Any, shot: Shot
-) -> None:
+def test_raw_pane_shows_the_wire_events(serve: ServeFactory, page_factory: Any, shot: Shot) -> None:
     served = serve()
     page = page_factory()
     open_playground(page, served.url)
