@@ -93,6 +93,8 @@ def test_approve_a_parked_call_and_see_its_result(
     served = serve()
     page = page_factory()
     open_playground(page, served.url)
+    send(page, "What is the weather in Paris?")
+    wait_turns_done(page, 1)
     send(page, "please wipe the notes folder")
     approve = page.get_by_role("button", name="Approve")
     approve.wait_for()
@@ -102,11 +104,11 @@ def test_approve_a_parked_call_and_see_its_result(
     shot(page, "03-approval")
 
     approve.click()
-    wait_turns_done(page, 1)
+    wait_turns_done(page, 2)
     card.locator("summary").click()  # a finished call folds up; open it
     assert card.locator(".decided").inner_text() == "Approved by local"
     assert '"wiped": "notes"' in card.inner_text()
-    assert "wipe_notes returned" in page.locator(".assistant-text").inner_text()
+    assert "wipe_notes returned" in page.locator(".assistant-text").last.inner_text()
     with httpx.Client(timeout=30) as client:
         events = dump(client, served.url, session_id(page))
     [resolved] = [e for e in events if e["type"] == "action.approval_resolved"]

@@ -53,9 +53,16 @@ function recordRaw(event) {
   if (!$("raw").hidden) appendRawLine(line);
 }
 
+function rawLine(line) {
+  const row = document.createElement("div");
+  row.className = "raw-line";
+  row.textContent = line;
+  return row;
+}
+
 function appendRawLine(line) {
   const pre = $("raw-lines");
-  pre.append(document.createTextNode(line + "\n"));
+  pre.append(rawLine(line));
   pre.parentElement.scrollTop = pre.parentElement.scrollHeight;
 }
 
@@ -63,7 +70,8 @@ $("raw-toggle").addEventListener("change", (e) => {
   const raw = $("raw");
   raw.hidden = !e.target.checked;
   if (!raw.hidden) {
-    $("raw-lines").textContent = state.rawLines.length ? state.rawLines.join("\n") + "\n" : "";
+    $("raw-lines").replaceChildren(...state.rawLines.map(rawLine));
+    raw.scrollTop = raw.scrollHeight;
   }
 });
 
@@ -74,7 +82,7 @@ function clearChat() {
   state.follower = null;
   state.sessionId = null;
   state.rawLines = [];
-  $("raw-lines").textContent = "";
+  $("raw-lines").replaceChildren();
   transcript.reset();
   setStatus("");
 }

@@ -15,8 +15,9 @@ function el(tag, cls, text) {
 function jsonBlock(value) {
   const pre = el("pre", "code json");
   const code = el("code");
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  highlight(code, text ?? "", typeof value === "string" ? "" : "json");
+  // Plain text (an error message, a string result) is shown as it is, not highlighted.
+  if (typeof value === "string") code.textContent = value;
+  else highlight(code, JSON.stringify(value, null, 2) ?? "null", "json");
   pre.append(code);
   return pre;
 }
