@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 class EventType(StrEnum):
     SESSION_STARTED = "session.started"
     AB_ASSIGNED = "ab.assigned"
+    AB_PAUSED = "ab.paused"
     SESSION_WAITING = "session.waiting"
     SESSION_COMPLETED = "session.completed"
     SESSION_FAILED = "session.failed"
@@ -94,6 +95,15 @@ class AbAssigned(Payload):
     variant: str
 
 
+class AbPaused(Payload):
+    """A guardrail paused a variant: new sessions go to the control arm from now on."""
+
+    type = EventType.AB_PAUSED
+    experiment: str
+    variant: str
+    reason: str
+
+
 class SessionWaiting(Payload):
     type = EventType.SESSION_WAITING
 
@@ -132,12 +142,14 @@ class TurnCompleted(Payload):
     type = EventType.TURN_COMPLETED
     result: str
     usage: Usage = Usage()
+    cost_usd: float | None = None  # absent when the model's price is unknown
 
 
 class TurnFailed(Payload):
     type = EventType.TURN_FAILED
     error: str
     usage: Usage | None = None
+    cost_usd: float | None = None
 
 
 class StepStarted(Payload):
@@ -151,6 +163,7 @@ class StepCompleted(Payload):
     duration_ms: int
     usage: Usage | None = None
     stop_reason: str | None = None
+    cost_usd: float | None = None
 
 
 class ReasoningAppended(Payload):
@@ -226,6 +239,7 @@ class SubagentCompleted(Payload):
     result: str | None = None
     error: str | None = None
     usage: Usage = Usage()
+    cost_usd: float | None = None
 
 
 PAYLOADS: dict[str, type[Payload]] = {
@@ -233,6 +247,7 @@ PAYLOADS: dict[str, type[Payload]] = {
     for cls in (
         SessionStarted,
         AbAssigned,
+        AbPaused,
         SessionWaiting,
         SessionCompleted,
         SessionFailed,

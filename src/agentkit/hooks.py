@@ -1,8 +1,8 @@
 """Hook fan-out: call the agent's hooks with every recorded event, observe-only.
 
 Two deliveries share one set of rules (matching by event type or `"*"`, a read-only
-`HookContext`, one failing handler never affecting another, errors logged and never
-raised):
+`HookContext`, every matching handler called even when another fails, each failure logged
+on its own and never raised):
 
 - `LocalHookFanout` is the engine's `Fanout` in one process. `publish` only enqueues; a
   background task per (session, hook) drains the queue, so a slow hook delays neither the
@@ -13,6 +13,11 @@ raised):
   `(event.session_id, event.index)`).
 
 Sync handlers run in a worker thread so a blocking one cannot stall the event loop.
+
+A hook contains everything it raises except cancellation: a `SystemExit` or
+`KeyboardInterrupt` from a handler (a stray `sys.exit()`) is logged as that handler's
+failure like any exception, so it can stop neither the event loop, nor a stream batch, nor
+the other handlers. Only `asyncio.CancelledError` (the fan-out closing) goes through.
 """
 
 from __future__ import annotations
@@ -77,7 +82,9 @@ def load_hooks(bundle: _HookSource) -> list[NamedHook]:
     for spec in bundle.manifest.hooks:
         try:
             definition = bundle.hook(spec.name)
-        except Exception:
+        except asyncio.CancelledError:
+            raise
+        except BaseException:  # a module that exits on import is a broken hook, no more
             log.exception("hook %s could not be loaded; it will not be called", spec.name)
             continue
         if isinstance(definition, HookDefinition):
@@ -107,22 +114,32 @@ async def _call(handler: HookHandler, event: Event, ctx: HookContext) -> None:
         await result
 
 
-async def _deliver_one(hook: NamedHook, event: Event, ctx: HookContext) -> HookFailure | None:
+def _handler_name(handler: HookHandler) -> str:
+    return str(getattr(handler, "__qualname__", None) or getattr(handler, "__name__", handler))
+
+
+async def _deliver_one(hook: NamedHook, event: Event, ctx: HookContext) -> list[HookFailure]:
+    """Call every handler of `hook` that matches `event`; one failing never skips the next."""
+    failures: list[HookFailure] = []
     for handler in hook.definition.handlers_for(event.type):
         try:
             await _call(handler, event, ctx)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # hook errors are logged, never fatal
-            log.exception(
-                "hook %s failed on %s #%d of session %s",
+        except BaseException as exc:  # hooks are observe-only: nothing they raise is fatal
+            log.error(
+                "hook %s handler %s failed on %s #%d of session %s",
                 hook.name,
+                _handler_name(handler),
                 event.type,
                 event.index,
                 event.session_id,
+                exc_info=exc,
             )
-            return HookFailure(hook.name, event.session_id, event.index, event.type, repr(exc))
-    return None
+            failures.append(
+                HookFailure(hook.name, event.session_id, event.index, event.type, repr(exc))
+            )
+    return failures
 
 
 async def deliver_to_hooks(
@@ -150,9 +167,7 @@ async def deliver_to_hooks(
             cache[event.session_id] = info
         ctx = HookContext(session=info)
         for hook in matching:
-            failure = await _deliver_one(hook, event, ctx)
-            if failure is not None:
-                failures.append(failure)
+            failures.extend(await _deliver_one(hook, event, ctx))
     return failures
 
 

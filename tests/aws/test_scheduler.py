@@ -48,7 +48,7 @@ def test_redelivered_schedule_execution_runs_once(aws_stack: Stack) -> None:
     first = scheduler.handler(event, FakeContext())
     second = scheduler.handler(event, FakeContext())
     assert len(first["sessionIds"]) == 1
-    assert second == {"ok": True, "duplicate": True}
+    assert second == {"ok": True, "duplicate": True, "claim": "done"}
 
 
 def test_reminder_created_by_a_tool_is_armed_and_fires(aws_stack: Stack) -> None:

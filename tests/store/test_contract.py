@@ -470,6 +470,22 @@ async def test_reminders_can_be_created_read_listed_replaced_and_deleted(
     assert [r.id for r in await store.list_reminders()] == ["rem_second"]
 
 
+async def test_a_reminder_keeps_its_creator_and_delivery_failures(harness: Harness) -> None:
+    sid = new_session_id()
+    made = reminder(
+        "rem_owned",
+        session_id=sid,
+        principal="bearer:alice",
+        created_in=sid,
+        failures=2,
+        last_error="StoreError: throttled",
+    )
+    await harness.store.put_reminder(made)
+    back = await harness.reopen().get_reminder("rem_owned")
+    assert back == made
+    assert back is not None and back.principal == "bearer:alice" and back.failures == 2
+
+
 # idempotency
 
 
@@ -487,6 +503,42 @@ async def test_a_claim_can_be_made_again_after_it_expires(harness: Harness) -> N
 
     assert await harness.store.claim("turn:ses_x:turn_1", ttl=60)
     assert not await harness.store.claim("turn:ses_x:turn_1", ttl=60)
+
+
+async def test_a_claim_starts_then_settles_done_or_failed(harness: Harness) -> None:
+    key = "scheduler:exec-1"
+    assert await harness.store.get_claim(key) is None
+    assert await harness.store.claim(key, ttl=60)
+    started = await harness.reopen().get_claim(key)
+    assert started is not None and started.state == "started"
+
+    await harness.store.settle_claim(key, "failed", ttl=3600, detail="handler raised")
+    failed = await harness.reopen().get_claim(key)
+    assert failed is not None and (failed.state, failed.detail) == ("failed", "handler raised")
+    harness.clock.advance(61)  # a settled claim outlives the attempt's timeout
+    assert not await harness.store.claim(key, ttl=60)
+
+    await harness.store.settle_claim(key, "done", ttl=3600)
+    done = await harness.store.get_claim(key)
+    assert done is not None and (done.state, done.detail) == ("done", None)
+
+
+async def test_a_released_claim_can_be_taken_again_at_once(harness: Harness) -> None:
+    key = "scheduler:exec-2"
+    assert await harness.store.claim(key, ttl=600)
+    await harness.store.release_claim(key)
+    assert await harness.store.get_claim(key) is None
+    assert await harness.reopen().claim(key, ttl=600)
+    assert not await harness.store.claim(key, ttl=600)
+    await harness.store.release_claim("scheduler:never-claimed")  # no error
+
+
+async def test_a_started_claim_lapses_after_its_timeout(harness: Harness) -> None:
+    key = "scheduler:exec-3"
+    assert await harness.store.claim(key, ttl=30)
+    harness.clock.advance(31)
+    assert await harness.store.get_claim(key) is None
+    assert await harness.store.claim(key, ttl=30)
 
 
 async def test_concurrent_claims_of_one_key_have_one_winner(harness: Harness) -> None:

@@ -22,6 +22,7 @@ class SessionInfo:
     mode: Literal["chat", "task"] = "chat"
     principal: str | None = None
     continuation_key: str | None = None
+    abs: Mapping[str, str] = field(default_factory=dict)  # A/B arms: {experiment: variant}
 
 
 class Reminders(Protocol):
@@ -55,6 +56,20 @@ class HostServices:
         except KeyError:
             raise AttributeError(name) from None
 
+    def for_session(self, session: SessionInfo | None) -> HostServices:
+        """These services as code running in `session` may use them: `reminders` narrowed
+        to the session's principal (see scheduling). Already narrowed services stay as
+        they are, so a narrowed view can never be widened again."""
+        scope = getattr(self.reminders, "for_session", None)
+        if not callable(scope):
+            return self
+        return HostServices(
+            reminders=scope(session),
+            mcp=self.mcp,
+            logger=self.logger,
+            extras=self.extras,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
@@ -65,6 +80,11 @@ class ToolContext:
     call_id: str
     tool_name: str
     workdir: Path  # a per-call working folder
+
+    def __post_init__(self) -> None:
+        # A tool only ever sees the host's services narrowed to its own session: a tool
+        # driven by one principal must not list, cancel or aim reminders at another's.
+        object.__setattr__(self, "host", self.host.for_session(self.session))
 
     @property
     def logger(self) -> logging.Logger:

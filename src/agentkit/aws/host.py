@@ -5,7 +5,10 @@ that invokes TurnFunction asynchronously (a duplicate invocation runs the turn o
 runtime takes the session's turn lease), EventBridge Scheduler as the reminders' timer, and
 no in-process hook fan-out: hooks run in HooksFunction from the events table's stream, so
 the API and turn functions publish nothing. The manifest is read from the build folder baked
-into the function (`manifest.json`); a cold start never walks `agent/`.
+into the function (`manifest.json`); a cold start never walks `agent/`. With a workspace
+bucket (`AGENTKIT_WORKSPACE_BUCKET`), session workspaces live in S3 (see
+`agentkit.aws.workspace`): per-send files are uploaded as a message is accepted, and a turn
+runs on a copy of its session's workspace that is written back when it ends.
 
 Every function builds one `AwsHost` per cold start; the handlers in `agentkit.aws.handlers`
 only translate their event into a call on it.
@@ -23,6 +26,7 @@ from typing import Any
 from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
+from agentkit.aws.workspace import S3Workspaces
 from agentkit.engine.fanout import Fanout
 from agentkit.events import Event, EventType
 from agentkit.project.bundle import AgentBundle
@@ -145,14 +149,28 @@ class AwsHost:
         if isinstance(dispatcher, InlineDispatcher):
             dispatcher.host = self
         self.dispatcher = dispatcher
-        self.runtime = AgentRuntime(
+        self.workspaces: S3Workspaces | None = None
+        if settings.workspace_bucket:
+            self.workspaces = S3Workspaces(
+                LazyClient(self._clients, "s3"),
+                settings.workspace_bucket,
+                max_bytes=settings.workspace_max_bytes,
+            )
+        options: dict[str, Any] = dict(runtime_options or {})
+        options.setdefault("state_root", Path("/tmp/agentkit") / self.bundle.slug)
+        runtime_class: type[AgentRuntime] = AgentRuntime
+        if self.workspaces is not None:
+            from agentkit.aws.workspace_runtime import WorkspaceRuntime
+
+            runtime_class = WorkspaceRuntime
+            options["workspaces"] = self.workspaces
+        self.runtime = runtime_class(
             self.bundle,
             self.store,
             dispatcher=dispatcher,
             fanout=fanout,
             host_services=self.services,
-            state_root=Path("/tmp/agentkit") / self.bundle.slug,
-            **dict(runtime_options or {}),
+            **options,
         )
         self.reminders.attach(service=self.runtime, host=self.services)
         self.schedules = ScheduleDispatcher(
@@ -160,6 +178,13 @@ class AwsHost:
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
+        # A/B: the snapshot HooksFunction keeps (see `aws.ab_snapshot`); enrollment reads
+        # the paused arms from it, and `GET /v1/abs` its arm totals.
+        self.ab_snapshot: Any = None
+        config = self.bundle.manifest.ab_config or {}
+        if self.bundle.manifest.abs and config.get("durableSnapshots", True):
+            self.ab_snapshot = self._read_ab_snapshot
+            self.runtime.ab_paused = self._ab_paused
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> AwsHost:
@@ -193,8 +218,28 @@ class AwsHost:
     # -- turns -------------------------------------------------------------------------
 
     async def run_turn(self, session_id: str, turn_id: str) -> None:
-        """Run (or resume) one turn; a duplicate of a finished or running turn does nothing."""
-        await self.runtime.run_turn(validate_session_id(session_id), turn_id)
+        """Run (or resume) one turn; a duplicate of a finished or running turn does nothing.
+
+        With a workspace bucket the turn runs on a fresh copy of the session's workspace,
+        written back (within the size cap) when it ends, however it ends."""
+        session_id = validate_session_id(session_id)
+        if self.workspaces is None:
+            await self.runtime.run_turn(session_id, turn_id)
+            return
+        workspaces = self.workspaces
+        local = self.runtime.workspace(session_id)
+        before = await asyncio.to_thread(workspaces.hydrate, session_id, local)
+        try:
+            await self.runtime.run_turn(session_id, turn_id)
+        finally:
+            try:
+                await asyncio.to_thread(workspaces.write_back, session_id, local, before)
+            except Exception:
+                # The turn's record is already durable; only its files are lost, and a
+                # retry would not bring them back (the turn would not run again).
+                log.exception("workspace of %s not written back", session_id)
+            finally:
+                workspaces.discard_local(local)
 
     async def fail_lost_turn(self, session_id: str, turn_id: str, reason: str) -> bool:
         """TurnFunction gave up on `turn_id` (its retries ran out): unless the turn ended or
@@ -243,6 +288,36 @@ class AwsHost:
         from agentkit.store.dynamodb import read_stream_event
 
         return read_stream_event(self.client("dynamodb"), self.settings.events_table, image)
+
+    # -- A/B ---------------------------------------------------------------------------
+
+    def _snapshot(self) -> Any:
+        from agentkit.aws.ab_snapshot import AbSnapshot
+
+        return AbSnapshot(self.client("dynamodb"), self.settings.sessions_table)
+
+    async def _read_ab_snapshot(self) -> Any:
+        return await self._snapshot().read()
+
+    async def _ab_paused(self) -> Mapping[str, Any]:
+        agg = await self._snapshot().read()
+        return {k: tuple(v) for k, v in agg.paused.items()}
+
+    async def fold_abs(self, events: Iterable[Event]) -> list[Any]:
+        """HooksFunction: add a stream batch to the A/B snapshot (nothing without
+        experiments or with `durable_snapshots=False`)."""
+        if self.ab_snapshot is None:
+            return []
+        from agentkit.aws.ab_snapshot import fold_batch
+
+        async def record_pause(session_id: str, event: Any) -> None:
+            record = await self.store.get_session(session_id)
+            if record is not None:
+                await self.runtime.record(record, [event])
+
+        return await fold_batch(
+            self.store, self._snapshot(), self.runtime.experiments, list(events), record_pause
+        )
 
     # -- schedules and reminders -------------------------------------------------------
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from agentkit.engine.arms import Arms
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -59,22 +60,28 @@ async def _drive(
     rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
 ) -> None:
     recorder = rt.recorder(record, turn_id)
+    arms = Arms.of(events, rt.experiments)
     try:
-        model = rt.model()
+        model = rt.model_resolver(arms.model) if arms.model else rt.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
         return
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
+    tools = rt.tools
+    if arms.allow is not None or arms.deny:
+        tools = {n: e for n, e in tools.items() if arms.keep_tool(n)}
     deps = TurnDeps(
         manifest=rt.manifest,
         session=record,
         recorder=recorder,
         model=model,
         resolve_model=rt.model_resolver,
-        tools=rt.tools,
-        system=rt.system_prompt(),
+        tools=tools,
+        system=arms.system(rt.system_prompt()),
+        max_steps=arms.max_steps,
+        abs=arms.abs,
         host=rt.host,
         workspace=rt.workspace(record.id),
         state_root=rt.state_root,

@@ -14,13 +14,15 @@ import asyncio
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
+from agentkit.engine.arms import enroll, experiments
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
@@ -137,6 +139,11 @@ class AgentRuntime:
         self._records: dict[str, SessionRecord] = {}
         self._system: str | None = None
         self._direct: DirectCalls | None = None
+        # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
+        # (the `ab` package keeps this current; new sessions skip paused variants).
+        self._experiments: dict[str, AbDefinition] | None = None
+        self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
+        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -184,6 +191,13 @@ class AgentRuntime:
             self._system = system_prompt(self.manifest)
         return self._system
 
+    @property
+    def experiments(self) -> dict[str, AbDefinition]:
+        """The agent's A/B experiments by name."""
+        if self._experiments is None:
+            self._experiments = experiments(self.manifest, self.bundle)
+        return self._experiments
+
     def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
         return Recorder(self.store, record, self.fanout, turn_id)
 
@@ -206,6 +220,7 @@ class AgentRuntime:
     ) -> Accepted:
         """Create a session, record `session.started` and the message, dispatch the turn."""
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         session_id = new_session_id()
         if files:
             # Written before the session exists, so files that cannot be written leave no
@@ -231,7 +246,13 @@ class AgentRuntime:
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
         )
         received = _received(message, principal, source, files)
-        await self.record(record, [draft(started), draft(received, turn_id=turn_id)])
+        experiments = self.experiments
+        paused = await self.ab_paused() if experiments else {}
+        arms = enroll(experiments, record.id, principal.id, paused)
+        await self.record(
+            record,
+            [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
+        )
         await self.dispatcher.dispatch(record.id, turn_id)
         return Accepted(record.id, token, turn_id)
 
@@ -252,6 +273,7 @@ class AgentRuntime:
         if not token_matches(continuation_token, record.token_hash):
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         # Clashes with the workspace as it is are refused before the running turn is
         # interrupted for nothing (checked again, after seeding, when written).
         check_fits(self.workspace(record.id), files)
@@ -302,6 +324,16 @@ class AgentRuntime:
         await self.store.touch_session(record.id)
         turn_id = await self._accept(record, message, principal, source, {})
         return Accepted(record.id, continuation_key, turn_id)
+
+    async def _check_daily(self, principal: Principal, source: str) -> None:
+        """The per-principal daily limit (HTTP API callers only; 429 when spent)."""
+        if source != "http" or "budget" not in self.manifest.agent.options:
+            return
+        from agentkit.costs import parse_budget
+        from agentkit.engine.daily import check_daily
+
+        budget = parse_budget(self.manifest.agent.options["budget"])
+        await check_daily(self.store, budget, principal.id)
 
     async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
         record = await self.store.find_session(channel_id, key)
@@ -400,6 +432,16 @@ class AgentRuntime:
         except (SessionNotFound, InvalidId):
             return None
 
+    async def session_cost(self, session_id: str) -> float | None:
+        """The dollars a listed session's turns cost so far (None when a price was unknown
+        or the session is gone). Folded incrementally: each call reads only new events."""
+        from agentkit.engine.costs import session_cost
+
+        try:
+            return await session_cost(self.store, session_id, self._costs)
+        except (SessionNotFound, InvalidId):
+            return None
+
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0
     ) -> list[Event]:
@@ -479,6 +521,10 @@ class AgentRuntime:
     async def recover(self) -> None:
         """End turns whose process died; resume decided approvals; keep parked ones."""
         await recover_all(self)
+
+
+async def _none_paused() -> Mapping[str, Collection[str]]:
+    return {}
 
 
 def _received(

@@ -23,7 +23,10 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from agentkit.ab.monitor import AbMonitor
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine.arms import experiments as engine_experiments
+from agentkit.engine.fanout import Fanout, MultiFanout
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
 from agentkit.hooks import LocalHookFanout
@@ -84,15 +87,21 @@ class LocalHost:
             logger=logging.getLogger(f"agentkit.agent.{bundle.slug}"),
         )
         self.fanout = LocalHookFanout.from_bundle(bundle)
+        # A/B experiments: samples, on_sample and guardrails as events are recorded.
+        experiments = engine_experiments(bundle.manifest, bundle)
+        self.ab = AbMonitor(experiments) if experiments else None
+        fanout: Fanout = self.fanout if self.ab is None else MultiFanout([self.fanout, self.ab])
         self.runtime = AgentRuntime(
             bundle,
             self.store,
-            fanout=self.fanout,
+            fanout=fanout,
             host_services=self.services,
             state_root=self.state_dir,
             **(runtime_options or {}),
         )
         self.reminders.attach(service=self.runtime, host=self.services)
+        if self.ab is not None:
+            self.ab.attach(self.runtime)
         self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
         self.schedule_runner = (
             ScheduleRunner(self.schedules, self.timer)
@@ -127,6 +136,8 @@ class LocalHost:
         if released:
             log.info("%s: released %d turn lease(s) left by a stopped process", self.slug, released)
         await self.runtime.recover()
+        if self.ab is not None:
+            await self.ab.load()
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()
@@ -138,6 +149,8 @@ class LocalHost:
         if self.timer is not None:
             await self.timer.close()
         await self.fanout.close()
+        if self.ab is not None:
+            await self.ab.close()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

@@ -21,6 +21,7 @@ from agentkit.project.instructions import discover_instructions
 from agentkit.project.loader import ModuleScope
 from agentkit.project.manifest import AgentSpec, Manifest
 from agentkit.project.surface import (
+    discover_ab_config,
     discover_abs,
     discover_channels,
     discover_hooks,
@@ -112,6 +113,7 @@ def discover_project(root: Path) -> tuple[Manifest, ModuleScope]:
         schedules=sorted(discover_schedules(ctx), key=lambda s: s.id),
         hooks=sorted(discover_hooks(ctx), key=lambda h: h.name),
         abs=sorted(discover_abs(ctx), key=lambda a: a.name),
+        ab_config=discover_ab_config(ctx),
         evals=sorted(evals, key=lambda e: e.id),
         evals_config=evals_config,
         workspace_files=discover_workspace(ctx),

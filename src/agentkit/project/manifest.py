@@ -150,6 +150,7 @@ class Manifest(_Model):
     schedules: list[ScheduleSpec] = Field(default_factory=list)
     hooks: list[HookSpec] = Field(default_factory=list)
     abs: list[AbSpec] = Field(default_factory=list)
+    ab_config: dict[str, Any] | None = None  # agent/ab.config.py, camelCase keys
     evals: list[EvalSpec] = Field(default_factory=list)
     evals_config: dict[str, Any] | None = None
     workspace_files: list[str] = Field(default_factory=list)  # under agent/sandbox/workspace

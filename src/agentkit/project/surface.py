@@ -4,8 +4,9 @@ experiments and schedules. Identity comes from the file name."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from agentkit.authoring.ab import AbDefinition
+from agentkit.authoring.ab import AbConfig, AbDefinition
 from agentkit.authoring.channels import ChannelDefinition
 from agentkit.authoring.hooks import HookDefinition
 from agentkit.authoring.mcp import McpConnectionDefinition
@@ -207,6 +208,22 @@ def discover_abs(ctx: Ctx) -> list[AbSpec]:
             )
         )
     return out
+
+
+def discover_ab_config(ctx: Ctx) -> dict[str, Any] | None:
+    """`agent/ab.config.py` as camelCase settings (None when absent)."""
+    path = ctx.agent_dir / "ab.config.py"
+    if not path.is_file() or not ctx.fs.inside(path):
+        return None
+    found = ctx.importer.single(path, AbConfig, "A/B config")
+    if found is None:
+        return None
+    cfg = found[1]
+    return {
+        "maxPlaygroundSessions": cfg.max_playground_sessions,
+        "durableSamples": cfg.durable_samples,
+        "durableSnapshots": cfg.durable_snapshots,
+    }
 
 
 def discover_schedules(ctx: Ctx) -> list[ScheduleSpec]:

@@ -13,7 +13,13 @@ ScheduleKind = Literal["delay", "every", "cron", "at"]
 
 @dataclass(frozen=True, slots=True)
 class ReminderRecord:
-    """A durable reminder. `has_handler` marks the run form, whose handler lives in memory."""
+    """A durable reminder. `has_handler` marks the run form, whose handler lives in memory.
+
+    `principal` is who created it (the calling session's owner when a tool made it; None
+    when host code did): it is checked again when the reminder fires. `failures` counts
+    consecutive delivery errors, which re-arm the reminder with backoff; `last_error` says
+    what went wrong last (a delivery error or the run handler's exception).
+    """
 
     id: str
     purpose: str
@@ -31,6 +37,10 @@ class ReminderRecord:
     reason: str | None = None
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
+    principal: str | None = None
+    created_in: str | None = None  # the session whose tool created it
+    failures: int = 0
+    last_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +60,10 @@ class ReminderRecord:
             "reason": self.reason,
             "createdAt": self.created_at,
             "updatedAt": self.updated_at,
+            "principal": self.principal,
+            "createdIn": self.created_in,
+            "failures": self.failures,
+            "lastError": self.last_error,
         }
 
     @classmethod
@@ -71,4 +85,8 @@ class ReminderRecord:
             reason=raw.get("reason"),
             created_at=str(raw.get("createdAt") or now_iso()),
             updated_at=str(raw.get("updatedAt") or now_iso()),
+            principal=raw.get("principal"),
+            created_in=raw.get("createdIn"),
+            failures=int(raw.get("failures", 0)),
+            last_error=raw.get("lastError"),
         )

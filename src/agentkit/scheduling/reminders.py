@@ -14,6 +14,11 @@ session has its turn interrupted, or the service answers `409 session_busy`. A t
 that meets a busy session retries a minute later without counting the tick; a hand dispatch
 (`dispatch_reminder`) raises the `Conflict` to its caller.
 
+A tool gets `for_session(...)`, a view narrowed to its session's principal
+(`scheduling.scoped`); host code keeps this service. Delivery errors that are not HTTP
+answers re-arm the reminder with backoff, and run-handler errors are recorded as such (see
+`scheduling._firing`). `ReminderLimits` bounds recurring intervals and reminders per session.
+
 `fire_count` counts the ticks before the current one, so `if tick.fire_count >= 3: stop`
 wakes the conversation three times.
 """
@@ -24,14 +29,22 @@ import asyncio
 import inspect
 import logging
 import secrets
-from collections.abc import Callable, Mapping
-from dataclasses import replace
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from agentkit.authoring.contexts import HostServices, ReminderTick
-from agentkit.errors import BadRequest, Conflict, HttpError, InvalidId, NotFound
-from agentkit.events import now_iso
+from agentkit.authoring.contexts import HostServices, SessionInfo
+from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
+from agentkit.scheduling._firing import (
+    DELIVERY_FAILED,
+    HANDLER_FAILED,
+    HANDLER_LOST,
+    PRINCIPAL_MISMATCH,
+    ReminderDelivery,
+    ReminderFiring,
+    ReminderStore,
+    RunHandler,
+    reminder_message,
+)
 from agentkit.scheduling.cron import (
     format_instant,
     next_fire,
@@ -39,63 +52,33 @@ from agentkit.scheduling.cron import (
     parse_instant,
     validate_cron,
 )
+from agentkit.scheduling.limits import ReminderLimits, delivery_backoff, shortest_gap
 from agentkit.scheduling.records import ReminderRecord, ScheduleKind
-from agentkit.scheduling.timer import Clock, Recurrence, SystemClock, Timer, reminder_key
-from agentkit.sessions import HTTP_CHANNEL, Principal, session_id_of_key
+from agentkit.scheduling.scoped import SessionReminders
+from agentkit.scheduling.timer import Clock, SystemClock, Timer, reminder_key
+from agentkit.sessions import HTTP_CHANNEL, session_id_of_key
 
 if TYPE_CHECKING:
     from agentkit.engine.service import AgentService
 
-__all__ = ["HANDLER_LOST", "ReminderDelivery", "ReminderService", "reminder_message"]
+__all__ = [
+    "DELIVERY_FAILED",
+    "HANDLER_FAILED",
+    "HANDLER_LOST",
+    "PRINCIPAL_MISMATCH",
+    "ReminderDelivery",
+    "ReminderService",
+    "reminder_message",
+]
 
 log = logging.getLogger("agentkit.reminders")
-
-HANDLER_LOST = "handler_lost_on_restart"
-BUSY_RETRY = timedelta(minutes=1)
-RunHandler = Callable[[ReminderTick], Any]
-Action = Literal["stop", "skip", "delivered"]
-
-
-@runtime_checkable
-class ReminderDelivery(Protocol):
-    """An optional engine method: deliver a message to a session by id, without its
-    (rotating) continuation token. Used when the agent service provides it."""
-
-    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Any: ...
-
-
-class _Store(Protocol):
-    async def put_reminder(self, reminder: ReminderRecord) -> None: ...
-    async def get_reminder(self, reminder_id: str) -> ReminderRecord | None: ...
-    async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]: ...
-    async def find_session(self, channel_id: str, continuation_key: str) -> Any: ...
-    async def get_session(self, session_id: str) -> Any: ...
-
-
-def reminder_message(record: ReminderRecord) -> str:
-    """What a prompt-form reminder says to the model when it fires."""
-    text = record.prompt or ""
-    if record.until:
-        text += (
-            f"\n\n(Reminder {record.id}, purpose {record.purpose!r}. Standing condition: "
-            f"{record.until.strip().rstrip('.')}. If that already holds, do nothing.)"
-        )
-    return text
 
 
 def _new_id() -> str:
     return "rem_" + secrets.token_urlsafe(12).replace("-", "x").replace("_", "y")
 
 
-def _action_of(result: Any) -> Action | None:
-    if isinstance(result, Mapping):
-        result = result.get("action")
-    if result in ("stop", "skip", "delivered"):
-        return result  # type: ignore[no-any-return]
-    return None
-
-
-class ReminderService:
+class ReminderService(ReminderFiring):
     """`host.reminders`: create, list, get, cancel and fire reminders.
 
     `timer` is None when timers are off (`--dev`): reminders are stored but only fire
@@ -105,14 +88,16 @@ class ReminderService:
 
     def __init__(
         self,
-        store: _Store,
+        store: ReminderStore,
         *,
         service: AgentService | None = None,
         timer: Timer | None = None,
         clock: Clock | None = None,
         host: HostServices | None = None,
+        limits: ReminderLimits | None = None,
     ) -> None:
         self._store = store
+        self.limits = limits or ReminderLimits.from_env()
         self._service = service
         self._timer = timer
         self._clock: Clock = clock or (timer.clock if timer is not None else SystemClock())
@@ -132,6 +117,15 @@ class ReminderService:
     @property
     def timers_enabled(self) -> bool:
         return self._timer is not None
+
+    def for_session(self, session: SessionInfo | None) -> SessionReminders:
+        """The view handed to a tool running in `session`: its principal's reminders only."""
+        principal = session.principal if session is not None else None
+        return SessionReminders(self, principal=principal, session=session)
+
+    def for_principal(self, principal: str) -> SessionReminders:
+        """The view handed to code acting for `principal` outside a session (schedules)."""
+        return SessionReminders(self, principal=principal)
 
     # -- the public API ------------------------------------------------------------------
 
@@ -160,9 +154,13 @@ class ReminderService:
         until: str | None = None,
         run: RunHandler | None = None,
         session_id: str | None = None,
+        principal: str | None = None,
+        created_in: str | None = None,
     ) -> ReminderRecord:
         """Create and arm a reminder. Exactly one of `delay`, `every`, `cron`, `at`, and
-        exactly one of `prompt` or `run`. `BadRequest` for anything malformed."""
+        exactly one of `prompt` or `run`. `BadRequest` for anything malformed or over the
+        limits. With `principal` (a tool's view sets it), the conversation must be one that
+        principal owns, else `Forbidden`."""
         kind, spec, first = self._cadence(delay=delay, every=every, cron=cron, at=at)
         if (prompt is None) == (run is None):
             raise BadRequest("a reminder needs exactly one of prompt or run")
@@ -175,8 +173,46 @@ class ReminderService:
                 raise BadRequest(f"reminder {name} must be a non-empty string")
         if not isinstance(continuation_token, str) or not continuation_token:
             raise BadRequest("reminder continuation_token must be a non-empty string")
-        if session_id is None:
+        if principal is not None:
+            session_id = await self._owned_session(
+                channel_id, continuation_token, session_id, principal
+            )
+        elif session_id is None:
             session_id = await self._resolve_session(channel_id, continuation_token)
+        async with self._lock(f"session:{session_id}"):
+            if session_id is not None:
+                await self._check_room(session_id)
+            return await self._put_new(
+                purpose=purpose,
+                channel_id=channel_id,
+                continuation_token=continuation_token,
+                kind=kind,
+                spec=spec,
+                first=first,
+                session_id=session_id,
+                prompt=prompt,
+                until=until,
+                run=run,
+                principal=principal,
+                created_in=created_in,
+            )
+
+    async def _put_new(
+        self,
+        *,
+        purpose: str,
+        channel_id: str,
+        continuation_token: str,
+        kind: ScheduleKind,
+        spec: str,
+        first: datetime,
+        session_id: str | None,
+        prompt: str | None,
+        until: str | None,
+        run: RunHandler | None,
+        principal: str | None,
+        created_in: str | None,
+    ) -> ReminderRecord:
         record = ReminderRecord(
             id=_new_id(),
             purpose=purpose,
@@ -189,6 +225,8 @@ class ReminderService:
             prompt=prompt,
             until=until,
             has_handler=run is not None,
+            principal=principal,
+            created_in=created_in,
         )
         if run is not None:
             self._handlers[record.id] = run
@@ -241,17 +279,32 @@ class ReminderService:
             raise Conflict(f"reminder {reminder_id} is {record.status}", code="reminder_inactive")
         return await self._fire(reminder_id, by_hand=True)
 
-    async def fire(self, reminder_id: str) -> None:
-        """What the timer calls when `reminder:<id>` comes due. Never raises."""
+    async def fire(self, reminder_id: str, *, strict: bool = False) -> dict[str, Any] | None:
+        """What the timer calls when `reminder:<id>` comes due.
+
+        Never raises unless `strict`: an error before delivery (the store could not be read,
+        say) is logged and the timer re-armed a minute later, so the reminder is not lost.
+        `strict` (EventBridge Scheduler on AWS) raises instead, so the invocation fails
+        and Scheduler or Lambda retries it."""
         try:
-            await self._fire(reminder_id, by_hand=False)
+            return await self._fire(reminder_id, by_hand=False)
         except Exception:
-            log.exception("reminder %s failed to fire", reminder_id)
+            if strict:
+                raise
+            log.exception("reminder %s failed to fire; retrying in a minute", reminder_id)
+            await self._rearm_after_error(reminder_id)
+            return None
+
+    async def _rearm_after_error(self, reminder_id: str) -> None:
+        if self._timer is None:
+            return
+        try:
+            when = self._clock.now() + delivery_backoff(1)
+            await self._timer.arm(reminder_key(reminder_id), when)
+        except Exception:
+            log.exception("reminder %s could not be re-armed", reminder_id)
 
     # -- internals -----------------------------------------------------------------------
-
-    def _lock(self, reminder_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(reminder_id, asyncio.Lock())
 
     def _cadence(
         self,
@@ -271,23 +324,58 @@ class ReminderService:
             if kind == "delay":
                 return "delay", str(value), now + parse_duration(value)
             if kind == "every":
+                self._check_interval("every", str(value), now)
                 return "every", str(value), now + parse_duration(value)
             if kind == "cron":
                 problem = validate_cron(value)
                 if problem is not None:
                     raise ValueError(problem)
+                self._check_interval("cron", str(value), now)
                 return "cron", " ".join(str(value).split()), next_fire(str(value), now)
             instant = parse_instant(value)
             return "at", format_instant(instant), instant
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             raise BadRequest(str(exc)) from None
 
-    def _next_after(self, record: ReminderRecord, now: datetime) -> datetime | None:
-        if record.kind == "every":
-            return now + parse_duration(record.spec)
-        if record.kind == "cron":
-            return next_fire(record.spec, now)
-        return None  # one-shots
+    def _check_interval(self, kind: str, spec: str, now: datetime) -> None:
+        gap = shortest_gap(kind, spec, now)
+        least = self.limits.min_interval
+        if gap is not None and gap < least:
+            raise ValueError(
+                f"a recurring reminder may fire at most every {int(least.total_seconds())} "
+                f"seconds; {spec!r} fires {int(gap.total_seconds())} seconds apart"
+            )
+
+    async def _owned_session(
+        self, channel_id: str, token: str, session_id: str | None, principal: str
+    ) -> str:
+        """The session `(channel_id, token)` names, if `principal` owns it. Every refusal
+        reads the same, so a caller cannot probe which conversations exist."""
+        refused = Forbidden(
+            f"no conversation of yours under {channel_id} key {token[:80]!r}",
+            code="reminder_forbidden",
+        )
+        try:
+            resolved = await self._resolve_session(channel_id, token)
+        except BadRequest as exc:
+            if exc.code == "no_session":
+                raise refused from None
+            raise
+        if resolved is None or (session_id is not None and session_id != resolved):
+            raise refused
+        session = await self._store.get_session(resolved)
+        if session is None or getattr(session, "principal", None) != principal:
+            raise refused
+        return resolved
+
+    async def _check_room(self, session_id: str) -> None:
+        cap = self.limits.per_session
+        active = await self._store.list_reminders(active_only=True)
+        if sum(1 for r in active if r.session_id == session_id) >= cap:
+            raise BadRequest(
+                f"session {session_id} already has {cap} active reminders; cancel one first",
+                code="too_many_reminders",
+            )
 
     async def _resolve_session(self, channel_id: str, token: str) -> str | None:
         if channel_id == HTTP_CHANNEL:
@@ -309,146 +397,7 @@ class ReminderService:
                 "(ctx.session.continuation_key, 'session:<id>'), not a continuation token"
             )
         if await self._store.get_session(session_id) is None:
-            raise BadRequest(f"no HTTP session {session_id!r} to bind the reminder to")
-        return session_id
-
-    async def _arm(self, record: ReminderRecord) -> None:
-        if self._timer is None or record.next_fire_at is None:
-            return
-        recurrence = (
-            Recurrence(kind=record.kind, spec=record.spec)
-            if record.kind in ("every", "cron")
-            else None
-        )
-        await self._timer.arm(
-            reminder_key(record.id), parse_instant(record.next_fire_at), recurrence=recurrence
-        )
-
-    async def _finish(self, record: ReminderRecord, status: Any, reason: str) -> ReminderRecord:
-        done = replace(
-            record, status=status, reason=reason, next_fire_at=None, updated_at=now_iso()
-        )
-        await self._store.put_reminder(done)
-        self._handlers.pop(record.id, None)
-        if self._timer is not None:
-            await self._timer.disarm(reminder_key(record.id))
-        return done
-
-    async def _fire(self, reminder_id: str, *, by_hand: bool) -> dict[str, Any]:
-        async with self._lock(reminder_id):
-            record = await self._store.get_reminder(reminder_id)
-            if record is None or record.status != "active":
-                return {"reminderId": reminder_id, "fired": False, "action": None}
-            if record.has_handler and reminder_id not in self._handlers:
-                await self._finish(record, "disarmed", HANDLER_LOST)
-                return {"reminderId": reminder_id, "fired": False, "action": None}
-            try:
-                action, session_id = await self._tick(record)
-            except HttpError as exc:
-                return await self._delivery_failed(record, exc, by_hand=by_hand)
-            except Exception:  # a failing run handler skips this tick; the cadence goes on
-                log.exception("reminder %s run handler failed", reminder_id)
-                action, session_id = "skip", None
-            return await self._after_tick(record, action, session_id)
-
-    async def _tick(self, record: ReminderRecord) -> tuple[Action, str | None]:
-        delivered: list[str | None] = []
-
-        async def followup(message: str | None = None, **kwargs: Any) -> Any:
-            text = message if message is not None else kwargs.get("message")
-            if not isinstance(text, str) or not text.strip():
-                raise BadRequest("followup needs a non-empty message")
-            accepted = await self._deliver(record, text)
-            delivered.append(getattr(accepted, "session_id", None))
-            return accepted
-
-        handler = self._handlers.get(record.id)
-        if handler is None:
-            await followup(reminder_message(record))
-            return "delivered", delivered[0] if delivered else None
-        tick = ReminderTick(
-            reminder_id=record.id,
-            fire_count=record.fire_count,
-            followup=followup,
-            host=self._host or HostServices(reminders=self),
-        )
-        result = handler(tick)
-        if inspect.isawaitable(result):
-            result = await result
-        action = _action_of(result)
-        if action is None:
-            log.error(
-                "reminder %s run handler returned %r; expected stop, skip or delivered",
-                record.id,
-                result,
+            raise BadRequest(
+                f"no HTTP session {session_id!r} to bind the reminder to", code="no_session"
             )
-            action = "delivered" if delivered else "skip"
-        return action, delivered[-1] if delivered else None
-
-    async def _deliver(self, record: ReminderRecord, message: str) -> Any:
-        service = self._service
-        if service is None:
-            raise Conflict("reminders have no agent service attached", code="not_ready")
-        if record.session_id is not None and isinstance(service, ReminderDelivery):
-            return await service.deliver(record.session_id, message, source="reminder")
-        principal = await self._principal_for(record)
-        if record.channel_id == HTTP_CHANNEL and record.session_id is not None:
-            # The HTTP token rotates after every follow-up, so no key can reach the session;
-            # only a service with `deliver` can.
-            log.warning("reminder %s: service cannot deliver by session id", record.id)
-        return await service.follow_up_by_key(
-            record.channel_id,
-            record.continuation_token,
-            message,
-            principal=principal,
-            source="reminder",
-        )
-
-    async def _principal_for(self, record: ReminderRecord) -> Principal:
-        owner = None
-        if record.session_id is not None:
-            session = await self._store.get_session(record.session_id)
-            owner = getattr(session, "principal", None)
-        # Reminders act for the conversation's owner; admin lets the service accept a
-        # reminder into a session created by a channel whose principal it cannot re-derive.
-        return Principal(owner or f"reminder:{record.id}", admin=owner is None)
-
-    async def _after_tick(
-        self, record: ReminderRecord, action: Action, session_id: str | None
-    ) -> dict[str, Any]:
-        fired = replace(
-            record,
-            fire_count=record.fire_count + 1,
-            session_id=record.session_id or session_id,
-            updated_at=now_iso(),
-        )
-        nxt = None if action == "stop" else self._next_after(fired, self._clock.now())
-        if nxt is None:
-            await self._finish(fired, "done", "stopped" if action == "stop" else "fired")
-        else:
-            fired = replace(fired, next_fire_at=format_instant(nxt))
-            await self._store.put_reminder(fired)
-            await self._arm(fired)
-        return {
-            "reminderId": record.id,
-            "fired": True,
-            "action": action,
-            "sessionId": fired.session_id,
-            "fireCount": fired.fire_count,
-        }
-
-    async def _delivery_failed(
-        self, record: ReminderRecord, exc: HttpError, *, by_hand: bool
-    ) -> dict[str, Any]:
-        if by_hand:
-            raise exc
-        if exc.code in ("session_busy", "not_ready"):
-            retry = replace(record, next_fire_at=format_instant(self._clock.now() + BUSY_RETRY))
-            await self._store.put_reminder(retry)
-            await self._arm(retry)
-            log.info("reminder %s: session busy, retrying in %s", record.id, BUSY_RETRY)
-            return {"reminderId": record.id, "fired": False, "action": None}
-        # The conversation is gone or no longer takes follow-ups: the reminder's subject died.
-        await self._finish(record, "disarmed", exc.code)
-        log.warning("reminder %s disarmed: %s", record.id, exc)
-        return {"reminderId": record.id, "fired": False, "action": None}
+        return session_id

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from agentkit.authoring.contexts import HostServices, ScheduleContext
 from agentkit.authoring.schedules import ScheduleDefinition
 from agentkit.engine.service import AgentService
-from agentkit.errors import NotFound
+from agentkit.errors import HttpError, NotFound
 from agentkit.project.manifest import CodeRef, ScheduleSpec
 from agentkit.scheduling.cron import next_fire, validate_cron
 from agentkit.scheduling.timer import Timer, schedule_key, split_key
@@ -37,6 +37,7 @@ from agentkit.sessions import Principal
 __all__ = [
     "SCHEDULE_CHANNEL",
     "ScheduleDispatcher",
+    "ScheduleHandlerError",
     "ScheduleRunner",
     "reminder_timers_enabled",
     "route_timer_key",
@@ -46,6 +47,14 @@ __all__ = [
 log = logging.getLogger("agentkit.schedules")
 
 SCHEDULE_CHANNEL = "schedule"
+
+
+class ScheduleHandlerError(HttpError):
+    """A schedule's own `run` handler raised. It ran (perhaps part-way), so the firing is
+    recorded as failed and not retried, unlike an error of the store or the service."""
+
+    status = 500
+    code = "schedule_handler_failed"
 
 
 class _Definitions(Protocol):
@@ -78,6 +87,17 @@ def _channel_id(channel: Any) -> str:
         if isinstance(value, str) and value:
             return value
     raise ValueError(f"receive needs a channel id or a channel object, got {channel!r}")
+
+
+def _host_for(host: HostServices, principal: str) -> HostServices:
+    """The host services a schedule handler gets: reminders narrowed to the schedule's own
+    principal, like a tool's are narrowed to its session's."""
+    scope = getattr(host.reminders, "for_principal", None)
+    if not callable(scope):
+        return host
+    return HostServices(
+        reminders=scope(principal), mcp=host.mcp, logger=host.logger, extras=host.extras
+    )
 
 
 class _Firing:
@@ -166,7 +186,8 @@ class ScheduleDispatcher:
 
     async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
         """Fire one schedule now, exactly once. `{"scheduleId", "sessionIds"}`; `NotFound`
-        for an unknown id. A handler's own exceptions propagate to the caller."""
+        for an unknown id. A handler's own exception is raised as `ScheduleHandlerError`
+        (its cause kept); any other error is the store's or the service's."""
         spec = self.spec(schedule_id)
         if spec.kind == "markdown":
             return await self._start_task(spec.id, spec.prompt or self._markdown_of(spec))
@@ -180,12 +201,17 @@ class ScheduleDispatcher:
             call_tool=firing.call_tool,
             wait_until=firing.wait_until,
             app_auth=firing.principal.id,
-            host=self._host,
+            host=_host_for(self._host, firing.principal.id),
         )
         try:
             result = definition.run(ctx)
             if inspect.isawaitable(result):
                 await result
+        except (asyncio.CancelledError, HttpError):
+            raise
+        except Exception as exc:
+            message = f"schedule {spec.id} handler failed: {type(exc).__name__}: {exc}"
+            raise ScheduleHandlerError(message[:500]) from exc
         finally:
             await firing.settle()
         return {"scheduleId": spec.id, "sessionIds": firing.session_ids}
@@ -223,6 +249,8 @@ class ScheduleRunner:
         self._slots: dict[str, datetime] = {}
         # (schedule id, slot) of recent firings, newest last; bounded for long-lived servers.
         self.history: deque[tuple[str, datetime]] = deque(maxlen=1000)
+        # (schedule id, error) of recent failed firings: handler errors and others.
+        self.failures: deque[tuple[str, str]] = deque(maxlen=1000)
 
     async def start(self) -> None:
         """Arm each schedule at its next slot after now (missed slots are not replayed)."""
@@ -258,8 +286,12 @@ class ScheduleRunner:
         try:
             result = await self._dispatcher.dispatch_schedule(schedule_id)
             log.info("schedule %s fired: %s", schedule_id, result["sessionIds"])
-        except Exception:
-            log.exception("schedule %s failed", schedule_id)
+        except ScheduleHandlerError as exc:
+            self.failures.append((schedule_id, exc.message or exc.code))
+            log.error("schedule %s: its handler failed", schedule_id, exc_info=exc.__cause__)
+        except Exception as exc:
+            self.failures.append((schedule_id, f"{type(exc).__name__}: {exc}"))
+            log.exception("schedule %s could not be fired", schedule_id)
 
     async def _arm(self, schedule_id: str, cron: str, after: datetime) -> None:
         slot = next_fire(cron, after)

@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse
 
 from agentkit import __version__
+from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.docs_site import docs_router
@@ -112,6 +113,7 @@ def create_app(
             session_router(mount, options),
             tool_router(mount, options),
             meta_router(mount, options, buffer),
+            ab_router(mount, options),
             home_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)

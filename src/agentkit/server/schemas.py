@@ -85,6 +85,9 @@ class SessionSummary(_Reply):
     continuation_key: str | None = None
     created_at: str
     updated_at: str
+    cost_usd: float | None = Field(
+        default=None, description="Dollars spent so far; absent when a price is unknown."
+    )
 
 
 class SessionList(_Reply):

@@ -25,7 +25,7 @@ from agentkit.store._dynamo_schema import (
     STATE_PARTITION_KEY,
     TTL_ATTRIBUTE,
 )
-from agentkit.store.base import Lease, Page
+from agentkit.store.base import Claim, Lease, Page
 from agentkit.store.ids import (
     decode_cursor,
     hash_key,
@@ -355,6 +355,7 @@ class SessionOps:
         item = {
             **codec.claim_key(hash_key(key)),
             TTL_ATTRIBUTE: codec.n(math.ceil(now + ttl)),
+            "state": codec.s("started"),
         }
         try:
             # TTL deletion is lazy (it can lag for days), so an expired record still in the
@@ -371,6 +372,48 @@ class SessionOps:
         except ConditionFailed:
             return False
         return True
+
+    async def settle_claim(
+        self, key: str, state: str, ttl: float, *, detail: str | None = None
+    ) -> None:
+        validate_idempotency_key(key)
+        item = {
+            **codec.claim_key(hash_key(key)),
+            TTL_ATTRIBUTE: codec.n(math.ceil(self._clock() + ttl)),
+            "state": codec.s(state),
+        }
+        if detail is not None:
+            item["detail"] = codec.s(detail[:1000])
+        await self._caller.call("put_item", TableName=self._state, Item=item, estimated_wcu=1.0)
+
+    async def release_claim(self, key: str) -> None:
+        validate_idempotency_key(key)
+        await self._caller.call(
+            "delete_item",
+            TableName=self._state,
+            Key=codec.claim_key(hash_key(key)),
+            estimated_wcu=1.0,
+        )
+
+    async def get_claim(self, key: str) -> Claim | None:
+        validate_idempotency_key(key)
+        result = await self._caller.call(
+            "get_item",
+            TableName=self._state,
+            Key=codec.claim_key(hash_key(key)),
+            ConsistentRead=True,
+        )
+        item = result.get("Item")
+        if not item:
+            return None
+        expires = float(item.get(TTL_ATTRIBUTE, {}).get("N", "0"))
+        if expires <= self._clock():
+            return None  # TTL deletion is lazy: a lapsed claim may still be in the table
+        return Claim(
+            codec.get_s(item, "state") or "started",
+            expires,
+            codec.get_s(item, "detail"),
+        )
 
 
 _LEASE_NAMES = {"#h": "leaseHolder", "#e": "leaseExpires"}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
+from agentkit.store.base import Claim
 from agentkit.store.ids import hash_key, validate_idempotency_key, validate_name
 
 _PURGE_EVERY = 600.0
@@ -62,8 +63,11 @@ class FileRecords:
 
     # idempotency
 
+    def _claim_path(self, key: str) -> Path:
+        return self._claims / f"{hash_key(validate_idempotency_key(key))}.json"
+
     async def claim(self, key: str, ttl: float) -> bool:
-        path = self._claims / f"{hash_key(validate_idempotency_key(key))}.json"
+        path = self._claim_path(key)
 
         def claim() -> bool:
             with exclusive(self._locks / "_idempotency.lock"):
@@ -71,13 +75,46 @@ class FileRecords:
                 raw = read_json(path)
                 if isinstance(raw, dict) and float(raw.get("expiresAt", 0)) > now:
                     return False
-                write_json_atomic(path, {"expiresAt": now + ttl})
+                write_json_atomic(path, {"expiresAt": now + ttl, "state": "started"})
                 if now - self._last_purge > _PURGE_EVERY:
                     self._last_purge = now
                     self._purge_claims(now)
                 return True
 
         return await asyncio.to_thread(claim)
+
+    async def settle_claim(
+        self, key: str, state: str, ttl: float, *, detail: str | None = None
+    ) -> None:
+        path = self._claim_path(key)
+
+        def settle() -> None:
+            with exclusive(self._locks / "_idempotency.lock"):
+                body = {"expiresAt": self._clock() + ttl, "state": state, "detail": detail}
+                write_json_atomic(path, body)
+
+        await asyncio.to_thread(settle)
+
+    async def release_claim(self, key: str) -> None:
+        path = self._claim_path(key)
+
+        def release() -> None:
+            with exclusive(self._locks / "_idempotency.lock"):
+                unlink(path)
+
+        await asyncio.to_thread(release)
+
+    async def get_claim(self, key: str) -> Claim | None:
+        path = self._claim_path(key)
+        raw = await asyncio.to_thread(read_json, path)
+        if not isinstance(raw, dict) or float(raw.get("expiresAt", 0)) <= self._clock():
+            return None
+        detail = raw.get("detail")
+        return Claim(
+            str(raw.get("state") or "started"),
+            float(raw["expiresAt"]),
+            detail if isinstance(detail, str) else None,
+        )
 
     def _purge_claims(self, now: float) -> None:
         for entry in os.scandir(self._claims):

@@ -31,6 +31,16 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class Claim:
+    """An idempotency claim: `started` while its first holder works on it (it lapses at
+    `expires_at`, so a retry after a crash proceeds), then `done` or `failed`."""
+
+    state: str
+    expires_at: float
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     """One page of a listing; pass `cursor` back to get the next one."""
 
@@ -110,7 +120,19 @@ class Store(Protocol):
 
     # idempotency
     async def claim(self, key: str, ttl: float) -> bool:
-        """Record `key` for `ttl` seconds. True for the first claim, False for a repeat."""
+        """Record `key` for `ttl` seconds. True for the first claim, False for a repeat.
+        A new claim is in state `started`."""
+
+    async def settle_claim(
+        self, key: str, state: str, ttl: float, *, detail: str | None = None
+    ) -> None:
+        """Set the claim on `key` to `state` (`done`, `failed`) for `ttl` seconds."""
+
+    async def release_claim(self, key: str) -> None:
+        """Forget the claim on `key`, so the next `claim` of it succeeds (a retry)."""
+
+    async def get_claim(self, key: str) -> Claim | None:
+        """The live claim on `key`, or None when there is none (or it lapsed)."""
 
     async def close(self) -> None:
         """Release resources (connections, watchers)."""

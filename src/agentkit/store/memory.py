@@ -19,7 +19,7 @@ from agentkit.events import Event, EventDraft, now_iso
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store._notify import Notifier
-from agentkit.store.base import Lease, Page
+from agentkit.store.base import Claim, Lease, Page
 from agentkit.store.ids import (
     created_ms,
     decode_cursor,
@@ -50,6 +50,7 @@ class MemoryStore:
         self._keys: dict[tuple[str, str], str] = {}
         self._reminders: dict[str, ReminderRecord] = {}
         self._claims: dict[str, float] = {}
+        self._claim_states: dict[str, tuple[str, str | None]] = {}
         self._notifier = Notifier()
 
     # sessions
@@ -253,8 +254,35 @@ class MemoryStore:
                 return False
             if len(self._claims) > 10_000:
                 self._claims = {k: e for k, e in self._claims.items() if e > now}
+                self._claim_states = {
+                    k: v for k, v in self._claim_states.items() if k in self._claims
+                }
             self._claims[key] = now + ttl
+            self._claim_states.pop(key, None)
             return True
+
+    async def settle_claim(
+        self, key: str, state: str, ttl: float, *, detail: str | None = None
+    ) -> None:
+        validate_idempotency_key(key)
+        with self._lock:
+            self._claims[key] = self._clock() + ttl
+            self._claim_states[key] = (state, detail)
+
+    async def release_claim(self, key: str) -> None:
+        validate_idempotency_key(key)
+        with self._lock:
+            self._claims.pop(key, None)
+            self._claim_states.pop(key, None)
+
+    async def get_claim(self, key: str) -> Claim | None:
+        validate_idempotency_key(key)
+        with self._lock:
+            expires = self._claims.get(key)
+            if expires is None or expires <= self._clock():
+                return None
+            state, detail = self._claim_states.get(key, ("started", None))
+            return Claim(state, expires, detail)
 
     async def close(self) -> None:
         return None

@@ -4,8 +4,10 @@
   the same path as `POST /v1/dev/schedules/:id`.
 - `{"kind": "reminder", "reminderId": ...}`: a reminder came due; the reminder service
   delivers it and re-arms or finishes it.
-  Scheduler delivers at least once; its execution id is claimed in the store first, so a
-  redelivered firing does nothing.
+  Scheduler delivers at least once; its execution id is claimed in the store first (see
+  `agentkit.scheduling.claims`): a redelivered firing does nothing, a failed attempt
+  releases its claim and raises so the retry runs it, a crashed one's claim lapses when
+  the function's time is up, and a schedule handler's own error is recorded as such.
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -21,6 +23,7 @@ from typing import Any
 from agentkit.aws import schedules as manifest_schedules
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
+from agentkit.scheduling.claims import run_claimed
 
 log = logging.getLogger("agentkit.aws.scheduler")
 
@@ -33,29 +36,44 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return _lost_turn(event)
     kind = event.get("kind")
     if kind == "schedule":
-        return _fire(event, "scheduleId")
+        return _fire(event, "scheduleId", context)
     if kind == "reminder":
-        return _fire(event, "reminderId")
+        return _fire(event, "reminderId", context)
     log.error("unrecognised event: keys %s", sorted(event)[:20])
     return {"ok": False, "error": "bad_request"}
 
 
-def _fire(event: dict[str, Any], key: str) -> dict[str, Any]:
+def _fire(event: dict[str, Any], key: str, context: Any) -> dict[str, Any]:
     ident = event.get(key)
     if not isinstance(ident, str) or not ident:
         log.error("%s missing from a %s firing", key, event.get("kind"))
         return {"ok": False, "error": "bad_request"}
     execution = event.get("executionId")
     h = host()
+
+    async def work() -> dict[str, Any]:
+        if key == "scheduleId":
+            return {"ok": True, **await h.schedules.dispatch_schedule(ident)}
+        # strict: an error before delivery raises, so the claim is released and retried
+        result = await h.reminders.fire(ident, strict=True)
+        return {"ok": True, "reminderId": ident, **(result or {})}
+
     real_execution = isinstance(execution, str) and execution and not execution.startswith("<")
-    if real_execution and not run(h.claim_once(f"scheduler:{execution}")):
-        log.info("duplicate delivery of execution %s ignored", execution)
-        return {"ok": True, "duplicate": True}
-    if key == "scheduleId":
-        result = run(h.dispatch_schedule(ident))
-        return {"ok": True, **result}
-    run(h.fire_reminder(ident))
-    return {"ok": True, "reminderId": ident}
+    if not real_execution:  # `sam local invoke` with a placeholder: nothing to claim
+        return run(work())
+    claim_key = f"scheduler:{execution}"
+    return run(run_claimed(h.store, claim_key, work, timeout=_attempt_timeout(context)))
+
+
+def _attempt_timeout(context: Any) -> float:
+    """How long an attempt's claim holds: the time this invocation has left, plus a margin,
+    so a retry after a timeout or a crash finds it lapsed."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    try:
+        seconds = float(remaining()) / 1000.0 if callable(remaining) else 900.0
+    except Exception:
+        seconds = 900.0
+    return max(seconds, 1.0) + 30.0
 
 
 def _lost_turn(event: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,187 @@
+"""Reminders given to tools are scoped to the calling session's principal, over the wire.
+
+Two bearer principals share one `agentkit serve`. The agent has three ordinary tools that
+pass their input straight to `ctx.host.reminders`, as a careless tool would. Bob drives
+them with direct tool calls bound to his own session and tries to list, cancel and aim
+reminders at Alice's conversation. Each attempt must fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
+from tests.server.helpers import read_stream, start_session, turn_ends
+
+pytestmark = pytest.mark.slow
+
+ALICE, BOB = "alice-reminder-token", "bob-reminder-token"
+
+REMINDER_TOOLS = {
+    "agent/tools/remind_in.py": """
+        from pydantic import BaseModel
+        from agentkit import ToolContext, define_tool
+
+
+        class RemindIn(BaseModel):
+            channel_id: str | None = None
+            key: str | None = None
+            session_id: str | None = None
+            delay: str | None = "1h"
+            every: str | None = None
+
+
+        @define_tool(description="Set a reminder in a conversation.")
+        async def remind_in(input: RemindIn, ctx: ToolContext) -> dict:
+            options = {
+                "purpose": "follow_up",
+                "prompt": "Wake up.",
+                "channel_id": input.channel_id or ctx.session.channel_id,
+                "continuation_token": input.key or ctx.session.continuation_key,
+            }
+            if input.every:
+                options["every"] = input.every
+            else:
+                options["delay"] = input.delay
+            if input.session_id:
+                options["session_id"] = input.session_id
+            made = await ctx.host.reminders.create(**options)
+            return {"reminderId": made.id, "sessionId": made.session_id}
+    """,
+    "agent/tools/my_reminders.py": """
+        from pydantic import BaseModel
+        from agentkit import ToolContext, define_tool
+
+
+        class Nothing(BaseModel):
+            pass
+
+
+        @define_tool(description="List reminders.")
+        async def my_reminders(input: Nothing, ctx: ToolContext) -> list:
+            return [
+                {"id": r.id, "sessionId": r.session_id, "status": r.status}
+                for r in await ctx.host.reminders.list()
+            ]
+    """,
+    "agent/tools/drop_reminder.py": """
+        from pydantic import BaseModel
+        from agentkit import ToolContext, define_tool
+
+
+        class Drop(BaseModel):
+            reminder_id: str
+
+
+        @define_tool(description="Cancel a reminder.")
+        async def drop_reminder(input: Drop, ctx: ToolContext) -> dict:
+            found = await ctx.host.reminders.get(input.reminder_id)
+            cancelled = await ctx.host.reminders.cancel(input.reminder_id)
+            return {"found": found is not None, "cancelled": cancelled}
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    base = tmp_path_factory.mktemp("reminder-scope")
+    project = write_agent(base / SLUG, {**AGENT_FILES, **REMINDER_TOOLS})
+    env = _env({"AGENTKIT_REMINDERS_PER_SESSION": "3"})
+    args = ["--mode", "single", "--bearer-token", ALICE, "--bearer-token", BOB]
+    server = Served(project, base / "state", args, env).start()
+    yield server
+    server.stop()
+
+
+def client_for(token: str) -> httpx.Client:
+    return httpx.Client(headers={"authorization": f"Bearer {token}"}, timeout=30)
+
+
+@pytest.fixture
+def alice() -> Iterator[httpx.Client]:
+    with client_for(ALICE) as c:
+        yield c
+
+
+@pytest.fixture
+def bob() -> Iterator[httpx.Client]:
+    with client_for(BOB) as c:
+        yield c
+
+
+def idle_session(client: httpx.Client, url: str) -> str:
+    sid: str = start_session(client, url, "hello")["sessionId"]
+    read_stream(client, url, sid, until=turn_ends())
+    return sid
+
+
+def tool(client: httpx.Client, url: str, name: str, sid: str, **tool_input: Any) -> Any:
+    r = client.post(f"{url}/v1/tools/{name}", json={"input": tool_input, "sessionId": sid})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_tool_driven_by_one_principal_cannot_reach_anothers_reminders(
+    served: Served, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    url = served.url
+    alice_sid = idle_session(alice, url)
+    bob_sid = idle_session(bob, url)
+
+    made = tool(alice, url, "remind_in", alice_sid)
+    assert made["isError"] is False, made
+    alice_reminder = made["result"]["reminderId"]
+    assert made["result"]["sessionId"] == alice_sid
+
+    # Listing shows Bob only his own (none), never Alice's.
+    listed = tool(bob, url, "my_reminders", bob_sid)
+    assert listed["isError"] is False, listed
+    assert listed["result"] == []
+
+    # Reading or cancelling Alice's reminder by id looks like a reminder that does not exist.
+    dropped = tool(bob, url, "drop_reminder", bob_sid, reminder_id=alice_reminder)
+    assert dropped["result"] == {"found": False, "cancelled": False}
+
+    # Aiming a reminder at Alice's conversation by its key is refused ...
+    aimed = tool(bob, url, "remind_in", bob_sid, channel_id="http", key=f"session:{alice_sid}")
+    assert aimed["isError"] is True
+    assert "no conversation of yours" in str(aimed["result"])
+    # ... and so is binding one to her session id under Bob's own key.
+    bound = tool(bob, url, "remind_in", bob_sid, session_id=alice_sid)
+    assert bound["isError"] is True
+    assert "no conversation of yours" in str(bound["result"])
+
+    # Alice still sees exactly her reminder, active.
+    mine = tool(alice, url, "my_reminders", alice_sid)["result"]
+    assert mine == [{"id": alice_reminder, "sessionId": alice_sid, "status": "active"}]
+    # And she can cancel it herself.
+    assert tool(alice, url, "drop_reminder", alice_sid, reminder_id=alice_reminder)["result"] == {
+        "found": True,
+        "cancelled": True,
+    }
+
+
+def test_reminders_made_by_tools_have_a_minimum_interval_and_a_cap(
+    served: Served, bob: httpx.Client
+) -> None:
+    url = served.url
+    sid = idle_session(bob, url)
+    fast = tool(bob, url, "remind_in", sid, every="10s")
+    assert fast["isError"] is True
+    assert "at most every 60 seconds" in str(fast["result"])
+    for _ in range(3):  # the server allows three per session
+        assert tool(bob, url, "remind_in", sid)["isError"] is False
+    over = tool(bob, url, "remind_in", sid)
+    assert over["isError"] is True
+    assert "already has 3 active reminders" in str(over["result"])
+
+
+def test_each_reminder_records_the_principal_that_created_it(served: Served) -> None:
+    records = [json.loads(p.read_text()) for p in served.state_root.rglob("reminders/*.json")]
+    assert records, "no reminder records written"
+    assert all(r["principal"] and r["createdIn"] == r["sessionId"] for r in records)
