@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 def open_playground(page: Any, url: str, query: str = "") -> None:
     page.goto(f"{url}/playground{query}")
     page.locator("#agent-name", has_text="helpdesk").wait_for()
+    page.locator("body[data-ready]").wait_for(state="attached")
 
 
 def send(page: Any, text: str) -> None:

@@ -350,9 +350,11 @@ async function boot() {
     hint(explain(error), "error");
   }
   commands.setInfo(state.info);
+  if ($("message").value.startsWith("/")) commands.suggest();
   loadSurface(state.info, meta);
   const wanted = new URL(location.href).searchParams.get("sessionId");
   if (wanted && wanted !== state.sessionId) openSession(wanted, { pushUrl: false });
+  document.body.dataset.ready = "true"; // booted: meta and the manifest are in
 }
 
 showEmpty(true);

@@ -1,7 +1,7 @@
 // Slash commands in the composer: `/help`, `/new`, `/open <id>`, and one per channel route
 // (a `drive` route becomes `/drive <text>`), with autocomplete.
 
-import { callRoute, channelRoutes, commandName, soleTextField } from "./routes.js";
+import { bodyFromArgument, callRoute, channelRoutes, commandName, soleField } from "./routes.js";
 import { openTry } from "./try.js";
 
 const BUILTIN = [
@@ -29,8 +29,8 @@ export class Commands {
 
   entries() {
     const routeLines = this.routes.map((r) => {
-      const field = soleTextField(r.bodySchema);
-      return [`/${r.command}`, `${field ? `<${field}> ` : ""}${r.description || `${r.method} ${r.path}`}`];
+      const field = soleField(r.bodySchema);
+      return [`/${r.command}`, `${field ? `<${field.name}> ` : ""}${r.description || `${r.method} ${r.path}`}`];
     });
     return [...BUILTIN, ...routeLines];
   }
@@ -116,16 +116,16 @@ export class Commands {
       this.onHint(`Unknown command /${target || name}. Type /help for the list.`, "error");
       return false;
     }
-    const field = soleTextField(route.bodySchema);
-    if (name === "try" || (!field && !arg.startsWith("{"))) {
+    const field = soleField(route.bodySchema);
+    if (name === "try" || !arg || (!field && !arg.startsWith("{"))) {
       openTry(route);
       return true;
     }
     let body;
     try {
-      body = field ? { [field]: arg } : JSON.parse(arg);
+      body = arg.startsWith("{") ? JSON.parse(arg) : bodyFromArgument(field, arg);
     } catch (error) {
-      this.onHint(`The body is not JSON: ${error.message}`, "error");
+      this.onHint(`/${name}: ${error.message}`, "error");
       return false;
     }
     try {

@@ -110,7 +110,8 @@ async function loadSessions(cursor = null) {
     row.dataset.sessionId = s.sessionId;
     row.append(el("code", "sid", s.sessionId));
     row.append(el("span", `status ${s.status}`, s.status));
-    row.append(el("span", "muted", `${s.channelId} · ${s.mode}`));
+    const cost = typeof s.costUsd === "number" ? ` · $${s.costUsd.toFixed(4)}` : "";
+    row.append(el("span", "muted", `${s.channelId} · ${s.mode}${cost}`));
     row.append(el("time", "muted", new Date(s.updatedAt).toLocaleString()));
     row.addEventListener("click", () => ctx.openSession(s.sessionId));
     list.append(row);
@@ -173,7 +174,9 @@ export function loadSurface(info, meta) {
       li.append(el("code", "", `${r.method} ${r.path}`), " ", button("Try", () => openTry(r)));
       list.append(li);
     }
-    return card(c.name, c.kind, el("p", "", c.description || ""), list);
+    const box = card(c.name, c.kind, el("p", "", c.description || ""), list);
+    box.open = true; // its Try buttons are the point of this section
+    return box;
   }));
   parts.push(section("Hooks", info.hooks || [], (h) => card(h.name, (h.events || []).join(", "))));
   parts.push(section("Schedules", info.schedules || [], (s) => {
@@ -292,6 +295,42 @@ function table(rows) {
   return wrap;
 }
 
+const ARM_METRICS = ["completed", "failed", "steps", "toolCalls", "costUsd", "inputTokens", "outputTokens"];
+
+function num(value) {
+  if (typeof value !== "number") return value ?? "";
+  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(4);
+}
+
+function experimentBox(x) {
+  const box = el("section", "surface-section");
+  box.append(el("h2", "", x.name));
+  const weights = Object.entries(x.weights || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
+  box.append(el("p", "muted", [x.description, `control ${x.control}`, weights, x.sticky ? "sticky" : ""]
+    .filter(Boolean).join(" — ")));
+  const arms = Object.entries(x.arms || {}).map(([arm, t]) => {
+    const row = { arm, sessions: t.sessions, turns: t.turns };
+    for (const m of ARM_METRICS) if (t.means && m in t.means) row[`mean ${m}`] = num(t.means[m]);
+    if (x.paused && x.paused[arm]) row.paused = "yes";
+    return row;
+  });
+  box.append(el("div", "label", "Arms"), table(arms));
+  const comparisons = [];
+  for (const [arm, metrics] of Object.entries(x.comparisons || {})) {
+    for (const [metric, c] of Object.entries(metrics || {})) {
+      comparisons.push({
+        arm, metric, status: c.status,
+        difference: c.difference === undefined ? "" : `${num(c.difference)} [${num(c.lower)}, ${num(c.upper)}]`,
+        samples: Array.isArray(c.samples) ? c.samples.join(" / ") : c.samples ?? "",
+      });
+    }
+  }
+  if (comparisons.length) box.append(el("div", "label", `Against ${x.control}`), table(comparisons));
+  if (x.guardrails && x.guardrails.length) box.append(el("div", "label", "Guardrails"), table(x.guardrails));
+  if (x.srm) box.append(el("p", "muted", `Split check: ${JSON.stringify(x.srm)}`));
+  return box;
+}
+
 async function loadAbs() {
   const target = $("abs");
   let data;
@@ -302,13 +341,27 @@ async function loadAbs() {
     return;
   }
   const parts = [];
-  for (const [key, value] of Object.entries(data)) {
-    if (key === "ok") continue;
-    const box = el("section", "surface-section");
-    box.append(el("h2", "", key));
-    if (Array.isArray(value) && value.every((v) => v && typeof v === "object")) box.append(table(value));
-    else box.append(code(value));
-    parts.push(box);
+  const experiments = data.experiments || [];
+  if (!experiments.length) parts.push(el("p", "muted", "This agent defines no A/B experiments."));
+  for (const x of experiments) parts.push(experimentBox(x));
+  const sessions = el("section", "surface-section");
+  sessions.append(el("h2", "", "Enrolled sessions"));
+  const rows = (data.sessions || []).map((r) => ({
+    session: r.sessionId,
+    arms: Object.entries(r.assignments || {}).map(([k, v]) => `${k}=${v}`).join(", "),
+    turns: r.turns,
+    failed: r.failedTurns,
+    cost: r.costUsd == null ? "" : `$${num(r.costUsd)}`,
+  }));
+  const tableNode = table(rows);
+  for (const cell of tableNode.querySelectorAll("tr td:first-child")) {
+    const sid = cell.textContent;
+    cell.replaceChildren(button(sid, () => ctx.openSession(sid), "link"));
+  }
+  sessions.append(tableNode);
+  parts.push(sessions);
+  if (data.method || data.config) {
+    parts.push(el("p", "muted", `${data.method || ""} ${data.config ? JSON.stringify(data.config) : ""}`));
   }
   target.replaceChildren(...parts);
 }

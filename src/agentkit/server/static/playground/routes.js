@@ -51,14 +51,25 @@ export function exampleFor(schema, defs = (schema && schema.$defs) || {}) {
   }
 }
 
-// The one required string field of a schema, if the body is just that: `/drive <text>`
-// can then fill it.
-export function soleTextField(schema) {
+// The one required field of a schema, when it is a string or a number: `/drive <value>`
+// can then fill it (`{name, type}`), or null.
+export function soleField(schema) {
   if (!schema || schema.type !== "object") return null;
   const props = schema.properties || {};
   const required = schema.required || Object.keys(props);
-  const strings = required.filter((k) => props[k] && props[k].type === "string");
-  return strings.length === 1 && required.length === 1 ? strings[0] : null;
+  if (required.length !== 1 || !props[required[0]]) return null;
+  const type = props[required[0]].type;
+  return ["string", "integer", "number"].includes(type) ? { name: required[0], type } : null;
+}
+
+// The body `/command <arg>` sends for a route with a sole field; throws on a bad number.
+export function bodyFromArgument(field, arg) {
+  if (field.type === "string") return { [field.name]: arg };
+  const value = Number(arg);
+  if (!arg || !Number.isFinite(value) || (field.type === "integer" && !Number.isInteger(value))) {
+    throw new Error(`${field.name} must be ${field.type === "integer" ? "a whole number" : "a number"}`);
+  }
+  return { [field.name]: value };
 }
 
 export async function callRoute(route, body) {
