@@ -356,3 +356,30 @@ def test_commands_tabs_and_a_phone_screen(
     page.locator("#dev button.link").first.wait_for()
     page.locator("#dev button.link").first.click()
     page.locator(".session-start", has_text="schedule").wait_for()
+
+
+def test_short_stream_windows_resume_without_gaps_or_repeats(
+    serve: ServeFactory, page_factory: Any
+) -> None:
+    # Every stream response ends after a second, as a Lambda response does at its window:
+    # the page must keep reconnecting from the next index through a multi-second turn.
+    served = serve(env={"SLOW_JOB_SECONDS": "4"})
+    page = page_factory()
+    starts: list[int] = []
+
+    def short_window(route: Any) -> None:
+        starts.append(int(re.search(r"startIndex=(\d+)", route.request.url).group(1)))  # type: ignore[union-attr]
+        route.continue_(url=route.request.url + "&window=1")
+
+    page.route(re.compile(r".*/v1/session/[^/]+/stream\?.*"), short_window)
+    open_playground(page, served.url)
+    send(page, "run the slow job")
+    wait_turns_done(page, 1)
+    send(page, "What is the weather in Quito?")
+    wait_turns_done(page, 2)
+
+    with httpx.Client(timeout=30) as client:
+        events = dump(client, served.url, session_id(page))
+    assert raw_events(page) == events
+    assert len(starts) >= 3 and starts == sorted(starts), starts
+    assert page.locator(".assistant-text").all_inner_texts() == completed_texts(events)

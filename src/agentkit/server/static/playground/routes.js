@@ -7,7 +7,12 @@ export function channelRoutes(info) {
   const out = [];
   for (const channel of (info && info.channels) || []) {
     for (const route of channel.routes || []) {
-      out.push({ channel: channel.name, kind: channel.kind, ...route });
+      out.push({
+        channel: channel.name,
+        kind: channel.kind,
+        channelDescription: channel.description,
+        ...route,
+      });
     }
   }
   return out;

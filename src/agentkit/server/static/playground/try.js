@@ -21,7 +21,8 @@ export function initTry(open) {
 export function openTry(route) {
   current = route;
   $("try-title").textContent = `${route.method} ${route.path}`;
-  $("try-desc").textContent = route.description || `A route of the ${route.channel} channel.`;
+  $("try-desc").textContent =
+    route.description || route.channelDescription || `A route of the ${route.channel} channel.`;
   const remembered = rememberedBody(route);
   $("try-body").value = remembered ?? JSON.stringify(exampleFor(route.bodySchema) ?? {}, null, 2);
   $("try-result").textContent = "";
@@ -35,12 +36,19 @@ function parsedBody() {
 }
 
 async function copyCurl() {
+  let text;
   try {
-    const text = curlFor(current.method, current.path, parsedBody());
+    text = curlFor(current.method, current.path, parsedBody());
+  } catch (error) {
+    $("try-result").textContent = `The body is not JSON: ${error.message}`;
+    return;
+  }
+  try {
+    // The clipboard API exists only on secure origins (https, or localhost).
     await navigator.clipboard.writeText(text);
     $("try-result").textContent = "Copied the curl command.";
-  } catch (error) {
-    $("try-result").textContent = `Could not copy: ${error.message}`;
+  } catch {
+    $("try-result").textContent = text; // shown instead, to copy by hand
   }
 }
 
