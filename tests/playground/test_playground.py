@@ -383,3 +383,34 @@ def test_short_stream_windows_resume_without_gaps_or_repeats(
     assert raw_events(page) == events
     assert len(starts) >= 3 and starts == sorted(starts), starts
     assert page.locator(".assistant-text").all_inner_texts() == completed_texts(events)
+
+
+def test_a_subagent_call_nests_inside_the_task_call(
+    page_factory: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # No tools but a subagent: the test model delegates with the built-in `task` tool (it
+    # fills the `subagent` field with "example", hence the subagent's name).
+    files = {k: v for k, v in AGENT_FILES.items() if "/tools/" not in k}
+    files["agent/subagents/example/instructions.md"] = "You look things up.\n"
+    files["agent/subagents/example/agent.py"] = (
+        "from agentkit import define_agent\n\n"
+        'agent = define_agent(description="Looks things up and reports back.")\n'
+    )
+    project = write_agent(tmp_path / SLUG, files)
+    served = Served(project, tmp_path / "state", [], {**os.environ, "AGENTKIT_MODEL": "test"})
+    served.start()
+    request.addfinalizer(served.stop)
+
+    page = page_factory()
+    open_playground(page, served.url)
+    send(page, "Find out about tides")
+    wait_turns_done(page, 1)
+    task = page.locator("details.tool", has_text="task")
+    task.locator("summary").click()
+    nested = task.locator(".subagent")
+    assert nested.locator(".label").inner_text().lower() == "subagent example"
+    with httpx.Client(timeout=30) as client:
+        events = dump(client, served.url, session_id(page))
+    [done] = [e for e in events if e["type"] == "subagent.completed"]
+    assert done["data"]["result"] and done["data"]["result"][:20] in nested.inner_text()
+    assert "tokens" in nested.locator(".usage").inner_text()

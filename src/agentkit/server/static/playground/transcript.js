@@ -290,7 +290,10 @@ const HANDLERS = {
     const box = entry ? entry.box : this.turnFor(event).body.appendChild(el("div", "subagent"));
     if (data.error) box.append(el("div", "error", data.error));
     else if (data.result) box.append(renderMarkdown(data.result));
-    if (data.usage) box.append(el("div", "usage", formatUsage(data.usage)));
+    if (data.usage) {
+      const line = [formatUsage(data.usage), formatCost(data)].filter(Boolean).join(" · ");
+      box.append(el("div", "usage", line));
+    }
   },
   "turn.completed"(event, data) {
     const turn = this.turnFor(event);
