@@ -21,7 +21,9 @@ if CHROMIUM is None:
     pytest.skip("no chromium on PATH (apt-get install chromium)", allow_module_level=True)
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: while Playwright's sync API is open, the main thread counts
+# as running an event loop, which tests after these (asyncio ones, Mangum) cannot share.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with playwright_api.sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM, headless=True)

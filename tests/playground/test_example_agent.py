@@ -66,7 +66,7 @@ def test_slash_command_and_try_form_call_the_channel_route(
         page.locator("#composer-hint", has_text="not_found").wait_for()
 
     page.get_by_role("tab", name="Surface").click()
-    page.get_by_role("button", name="Try").click()
+    page.get_by_role("button", name="Try POST /v1/channels/drive").click()
     dialog = page.get_by_role("dialog")
     body = dialog.get_by_label("JSON body")
     assert '"pr": 0' in body.input_value()  # prefilled from the route's schema
@@ -80,7 +80,7 @@ def test_slash_command_and_try_form_call_the_channel_route(
         dialog.get_by_role("button", name="Close").click()
     # The body is remembered for this endpoint.
     page.get_by_role("tab", name="Surface").click()
-    page.get_by_role("button", name="Try").click()
+    page.get_by_role("button", name="Try POST /v1/channels/drive").click()
     assert page.get_by_label("JSON body").input_value() == '{"pr": 7, "note": "small one"}'
 
 

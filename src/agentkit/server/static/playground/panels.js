@@ -171,7 +171,9 @@ export function loadSurface(info, meta) {
     const list = el("ul", "routes");
     for (const r of routes) {
       const li = el("li");
-      li.append(el("code", "", `${r.method} ${r.path}`), " ", button("Try", () => openTry(r)));
+      const tryIt = button("Try", () => openTry(r));
+      tryIt.setAttribute("aria-label", `Try ${r.method} ${r.path}`);
+      li.append(el("code", "", `${r.method} ${r.path}`), " ", tryIt);
       list.append(li);
     }
     const box = card(c.name, c.kind, el("p", "", c.description || ""), list);
