@@ -327,9 +327,21 @@ function experimentBox(x) {
       });
     }
   }
-  if (comparisons.length) box.append(el("div", "label", `Against ${x.control}`), table(comparisons));
+  if (comparisons.length) {
+    // Folded while every metric still lacks data; open once there is a result to read.
+    const fold = el("details", "fold");
+    fold.open = comparisons.some((c) => c.status !== "not enough data");
+    fold.append(el("summary", "label", `Against ${x.control} (${comparisons.length} metrics)`));
+    fold.append(table(comparisons));
+    box.append(fold);
+  }
   if (x.guardrails && x.guardrails.length) box.append(el("div", "label", "Guardrails"), table(x.guardrails));
-  if (x.srm) box.append(el("p", "muted", `Split check: ${JSON.stringify(x.srm)}`));
+  if (x.srm) {
+    const observed = Object.entries(x.srm.observed || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
+    const p = typeof x.srm.pValue === "number" ? x.srm.pValue.toFixed(3) : "?";
+    const verdict = x.srm.flagged ? "the split looks wrong" : "the split looks as configured";
+    box.append(el("p", x.srm.flagged ? "error" : "muted", `Split check: ${observed} (p = ${p}): ${verdict}`));
+  }
   return box;
 }
 
@@ -362,9 +374,9 @@ async function loadAbs() {
   }
   sessions.append(tableNode);
   parts.push(sessions);
-  if (data.method || data.config) {
-    parts.push(el("p", "muted", `${data.method || ""} ${data.config ? JSON.stringify(data.config) : ""}`));
-  }
+  const config = Object.entries(data.config || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
+  if (data.method) parts.push(el("p", "muted", data.method));
+  if (config) parts.push(el("p", "muted", `Config: ${config}`));
   target.replaceChildren(...parts);
 }
 
