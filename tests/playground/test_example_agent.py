@@ -114,3 +114,32 @@ def test_ab_and_evals_tabs(pr_review: Served, page_factory: Any, shot: Shot) -> 
     evals.get_by_role("button", name="Run selected (all when none)").click()
     evals.locator(".card summary", has_text="completed").first.wait_for(timeout=60_000)
     shot(page, "13-evals")
+
+
+def test_dev_tab_fires_a_reminder(pr_review: Served, page_factory: Any) -> None:
+    page = page_factory()
+    open_page(page, pr_review)
+    page.get_by_label("Message").fill("Please list open PRs")
+    page.get_by_label("Message").press("Enter")
+    page.locator(".turn-foot").first.wait_for()
+    sid = page.locator("#session-label").inner_text()
+    # The agent's remind_me tool, run inside the session (the test model cannot pick a
+    # valid delay), leaves a reminder for the Dev tab.
+    made = httpx.post(
+        f"{url_of(pr_review)}/v1/tools/remind_me",
+        json={"sessionId": sid, "input": {"delay": "2h", "prompt": "List open PRs again"}},
+        timeout=30,
+    )
+    assert made.status_code == 200 and made.json()["isError"] is False, made.text
+
+    page.get_by_role("tab", name="Dev").click()
+    fire = page.get_by_role("button", name="Fire now")
+    fire.first.wait_for()
+    assert sid in page.locator("#dev").inner_text()
+    fire.first.click()
+    # The reminder's turn runs in the same conversation, which opens.
+    page.locator("#session-label", has_text=sid).wait_for()
+    page.locator(".turn-foot").nth(1).wait_for()
+    woken = page.locator(".user").nth(1)
+    assert woken.locator(".who").inner_text().startswith("from ")
+    assert "List open PRs again" in woken.inner_text()

@@ -414,10 +414,11 @@ async function loadDev() {
   }
   const reminderBox = section("Reminders", reminders, (r) => {
     const row = el("div", "card flat");
-    row.append(el("strong", "", r.id || r.reminderId), el("span", "muted", ` ${r.sessionId || ""} ${r.fireAt || r.at || ""} `));
+    const when = r.nextFireAt ? `next ${new Date(r.nextFireAt).toLocaleString()}` : "";
+    row.append(el("strong", "", r.purpose || r.id), el("span", "muted", ` ${r.status || ""} ${when} ${r.sessionId || ""} `));
     row.append(button("Fire now", async () => {
       try {
-        await api(`/v1/dev/reminders/${encodeURIComponent(r.id || r.reminderId)}`, { method: "POST" });
+        await api(`/v1/dev/reminders/${encodeURIComponent(r.id)}`, { method: "POST" });
         row.append(el("span", "ok", " fired"));
         if (r.sessionId) ctx.openSession(r.sessionId);
       } catch (error) {
