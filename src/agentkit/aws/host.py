@@ -306,7 +306,7 @@ class AwsHost:
         from agentkit.aws.channel_secrets import load_channel_secrets
         from agentkit.channels.runtime import ChannelRuntime
 
-        load_channel_secrets(self.settings, ("GITHUB_TOKEN",))
+        load_channel_secrets(self.settings, ("GITHUB_TOKEN", "SLACK_BOT_TOKEN"))
         runtime = ChannelRuntime(
             self.runtime, self.bundle, self.store, self.services, deployed=True
         )
@@ -319,7 +319,7 @@ class AwsHost:
             return
         from agentkit.aws.channel_secrets import load_channel_secrets
 
-        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET",))
+        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET", "SLACK_SIGNING_SECRET"))
         for name, definition in self.channels.channels.items():
             check = getattr(definition.auth, "check_deployable", None)
             try:
