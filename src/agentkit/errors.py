@@ -13,6 +13,7 @@
     └── HttpError                 carries an HTTP status and a wire error code
         ├── BadRequest (400)  Unauthorized (401)  Forbidden (403)  NotFound (404)
         ├── MethodNotAllowed (405)  Conflict (409)  PayloadTooLarge (413)
+        ├── UnsupportedMediaType (415)  MisdirectedRequest (421)
         ├── TooManyRequests (429, with Retry-After)
 
 SDK exceptions (botocore, anthropic, openai) are translated at the adapter edge and never
@@ -143,3 +144,13 @@ class Conflict(HttpError):
 class PayloadTooLarge(HttpError):
     status = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(HttpError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class MisdirectedRequest(HttpError):
+    status = 421
+    code = "misdirected_request"

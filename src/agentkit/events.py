@@ -28,6 +28,7 @@ class EventType(StrEnum):
     SESSION_FAILED = "session.failed"
     AGENT_BOUND = "agent.bound"
     MESSAGE_RECEIVED = "message.received"
+    MESSAGE_QUEUED = "message.queued"
     TURN_STARTED = "turn.started"
     TURN_COMPLETED = "turn.completed"
     TURN_FAILED = "turn.failed"
@@ -131,6 +132,21 @@ class MessageReceived(Payload):
     principal: str | None = None
     source: str | None = None  # "http", "reminder", "schedule", a channel id, ...
     workspace_files: list[str] | None = None
+    queue_id: str | None = None  # set when the message waited as `message.queued`
+
+
+class MessageQueued(Payload):
+    """A message for a busy session, waiting to become a turn (`on_busy="queue"`).
+
+    It has no turn id and is not part of the conversation until it is accepted: its
+    `message.received` then carries the same `queueId`.
+    """
+
+    type = EventType.MESSAGE_QUEUED
+    queue_id: str
+    message: str
+    principal: str | None = None
+    source: str | None = None
 
 
 class TurnStarted(Payload):
@@ -253,6 +269,7 @@ PAYLOADS: dict[str, type[Payload]] = {
         SessionFailed,
         AgentBound,
         MessageReceived,
+        MessageQueued,
         TurnStarted,
         TurnCompleted,
         TurnFailed,
@@ -287,6 +304,15 @@ def iso_utc(moment: datetime) -> str:
 def now_iso() -> str:
     """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
     return iso_utc(datetime.now(UTC))
+
+
+# Characters JSON leaves raw inside strings but line splitters treat as line ends.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
+
+
+def escape_line_breaks(json_text: str) -> str:
+    """JSON text with U+2028, U+2029 and U+0085 escaped (they occur only inside strings)."""
+    return json_text.translate(_LINE_BREAKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,8 +372,13 @@ class Event:
         return out
 
     def to_json(self) -> str:
-        """One NDJSON line (without the newline)."""
-        return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        """One NDJSON line (without the newline).
+
+        U+2028, U+2029 and U+0085 are written as JSON escapes: they are line breaks to
+        `str.splitlines` (and to readers built on it), so raw they could split the line.
+        """
+        text = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        return escape_line_breaks(text)
 
     def to_line(self) -> bytes:
         """One NDJSON line as UTF-8 bytes, newline included.

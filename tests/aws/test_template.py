@@ -144,6 +144,8 @@ def test_resources_are_scoped(template: dict[str, Any]) -> None:
                 "${AWS::StackName}" in piece
                 or "/index/*" in piece
                 or "${WorkspaceBucket.Arn}/sessions/*" in piece
+                or "${GitHubWebhookSecretName}-??????" in piece
+                or "${GitHubTokenName}-??????" in piece
             ), (role, piece)
 
 

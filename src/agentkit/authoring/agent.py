@@ -40,7 +40,9 @@ def define_agent(
     """Define an agent's runtime config.
 
     `name` (root agent only) is the display name; without it the name comes from
-    pyproject.toml `[project].name`, then the project folder's name.
+    pyproject.toml `[project].name`, then the project folder's name. `on_busy`
+    (`interrupt` by default, `queue` or `reject`) is what a message to a busy session does
+    unless the request or its channel says otherwise.
 
     `prices={model id: {"input", "output", "cacheRead", "cacheWrite"}}` (dollars per
     million tokens) overrides the shipped price table; `budget={"turn_tokens",
@@ -48,6 +50,9 @@ def define_agent(
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
+    busy = options.get("on_busy")
+    if busy is not None and busy not in ("interrupt", "queue", "reject"):
+        raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
     parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
     parse_budget(options.get("budget"))
     return AgentDefinition(

@@ -173,8 +173,13 @@ class AwsHost:
             **options,
         )
         self.reminders.attach(service=self.runtime, host=self.services)
+        self.channels = self._channels()
+        if self.bundle.manifest.mcp_connections:  # stdio servers run as child processes
+            from agentkit.mcp.connections import attach
+
+            attach(self.bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(
-            self.runtime, definitions=self.bundle, host=self.services
+            self.runtime, definitions=self.bundle, host=self.services, channels=self.channels
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
@@ -212,7 +217,9 @@ class AwsHost:
                 auth=auth_chain(self.settings),
                 max_stream_window=self.settings.stream_window,
             )
-            self._app = create_app([AgentMount(self.slug, self.runtime, host=self)], options)
+            self._serve_channels()
+            mount = AgentMount(self.slug, self.runtime, host=self, channels=self.channels)
+            self._app = create_app([mount], options)
         return self._app
 
     # -- turns -------------------------------------------------------------------------
@@ -281,7 +288,45 @@ class AwsHost:
             record = await self.store.get_session(session_id)
             return session_info(record) if record is not None else None
 
-        return await deliver_to_hooks(self.hooks(), events, sessions=lookup)
+        batch = list(events)
+        failures = await deliver_to_hooks(self.hooks(), batch, sessions=lookup)
+        if self.channels is not None:
+            # Channel replies and approval requests run here, never in the webhook request.
+            from agentkit.channels.delivery import deliver_to_channels
+
+            failures += await deliver_to_channels(self.channels, batch, sessions=lookup)
+        return failures
+
+    # -- channels ----------------------------------------------------------------------
+
+    def _channels(self) -> Any:
+        """The channel runtime when the agent has channels (credentials read first)."""
+        if not self.bundle.manifest.channels:
+            return None
+        from agentkit.aws.channel_secrets import load_channel_secrets
+        from agentkit.channels.runtime import ChannelRuntime
+
+        load_channel_secrets(self.settings, ("GITHUB_TOKEN",))
+        runtime = ChannelRuntime(
+            self.runtime, self.bundle, self.store, self.services, deployed=True
+        )
+        _ = runtime.channels  # load them now: packs offer `host.github` to tools
+        return runtime
+
+    def _serve_channels(self) -> None:
+        """Before the API serves: webhook secrets in, and say which channel cannot run."""
+        if self.channels is None:
+            return
+        from agentkit.aws.channel_secrets import load_channel_secrets
+
+        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET",))
+        for name, definition in self.channels.channels.items():
+            check = getattr(definition.auth, "check_deployable", None)
+            try:
+                if callable(check):
+                    check()
+            except Exception as exc:
+                log.error("channel %s will refuse every request: %s", name, exc)
 
     def read_stream_event(self, image: dict[str, Any]) -> Event | None:
         """The event of a stream record's NewImage (large events reassembled)."""

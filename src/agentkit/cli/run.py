@@ -61,6 +61,9 @@ async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | No
         return resolve_model(requested if requested != bundle.manifest.agent.model else chosen)
 
     runtime = AgentRuntime(bundle, store, model_resolver=resolver, state_root=state)
+    from agentkit.mcp.connections import attach
+
+    connections = attach(bundle, runtime, runtime.host)
     try:
         accepted = await runtime.start_session(message, principal=Principal("local"), source="cli")
         dispatcher = runtime.dispatcher
@@ -68,6 +71,8 @@ async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | No
         await dispatcher.drain()
         events = await store.read(accepted.session_id)
     finally:
+        if connections is not None:
+            await connections.aclose()
         await store.close()
     trace = store.trace_path(accepted.session_id)
     trace.parent.mkdir(parents=True, exist_ok=True)

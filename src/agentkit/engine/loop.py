@@ -21,7 +21,7 @@ from typing import Any
 from agentkit.authoring.contexts import HostServices, ToolContext
 from agentkit.costs import PriceTable, add_costs
 from agentkit.engine.agent_tool import run_agent_tool
-from agentkit.engine.approvals import arguments_digest
+from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.budget import (
     BUDGET_CALL_PREFIX,
     BudgetCheck,
@@ -69,7 +69,6 @@ from agentkit.models.base import Model, ModelRequest
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
 
-DENIED = "the user denied this tool call; it did not run"
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
 START_FLUSH = 0.02
 
@@ -325,6 +324,7 @@ class TurnRunner:
                 project_root=self.d.project_root,
                 timeout=timeout,
                 call_id=call.call_id,
+                env=entry.spec.env,
                 session={
                     "id": s.id,
                     "channel_id": s.channel_id,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from agentkit.engine.arms import Arms
+from agentkit.engine.busy import drain_queue
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -24,6 +26,7 @@ from agentkit.sessions import SessionRecord
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
@@ -54,6 +57,11 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
         await rt.store.release_lease(session_id, holder)
+    # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
+    try:
+        await drain_queue(rt, session_id)
+    except Exception:  # the turn is over either way; recovery or the next message retries
+        log.exception("could not start the queued message of session %s", session_id)
 
 
 async def _drive(
@@ -69,7 +77,7 @@ async def _drive(
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
-    tools = rt.tools
+    tools = await rt.turn_tools()
     if arms.allow is not None or arms.deny:
         tools = {n: e for n, e in tools.items() if arms.keep_tool(n)}
     deps = TurnDeps(

@@ -11,6 +11,7 @@ resolvable. Running a turn lives in `engine.running`, settling and recovery in
 from __future__ import annotations
 
 import asyncio
+import hmac
 import secrets
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
 from agentkit.engine.arms import enroll, experiments
+from agentkit.engine.busy import OnBusy, accept_when_idle
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
@@ -71,7 +73,7 @@ if TYPE_CHECKING:
     # turn or tool call first needs it: a process that only accepts requests and hands
     # turns to another function (the API function on Lambda) never loads it.
     from agentkit.engine.direct import DirectCalls
-    from agentkit.engine.tools import ToolEntry
+    from agentkit.engine.tools import ToolEntry, ToolProvider
 
 
 class Bundle(Protocol):
@@ -144,6 +146,8 @@ class AgentRuntime:
         self._experiments: dict[str, AbDefinition] | None = None
         self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
         self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
+        # Tools from outside the project (MCP connections), composed in by the host.
+        self.tool_providers: list[ToolProvider] = []
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -169,6 +173,16 @@ class AgentRuntime:
             table = tool_table(self.bundle)
             self._tools = table
         return self._tools
+
+    async def turn_tools(self) -> dict[str, ToolEntry]:
+        """The tool table of one turn: `tools` plus the providers' (project names win)."""
+        if not self.tool_providers:
+            return self.tools
+        table = dict(self.tools)
+        for provider in self.tool_providers:
+            for entry in await provider.tool_entries():
+                table.setdefault(entry.name, entry)
+        return table
 
     def workspace(self, session_id: str) -> Path:
         """The session's workspace folder (the store's, when it keeps one)."""
@@ -265,11 +279,23 @@ class AgentRuntime:
         principal: Principal,
         workspace_files: Mapping[str, str] | None = None,
         source: str = "http",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
-        """Continue a chat session; a busy turn is interrupted first (bounded wait)."""
+        """Continue a chat session; a busy turn is interrupted first (bounded wait), or
+        the message is queued behind it or rejected (`on_busy`, see `engine.busy`)."""
         record = await self._owned(session_id, principal)
         if record.mode == "task":
             raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        if _is_channel_key(record, continuation_token):
+            # A channel's sessions are continued by the channel's own key (never rotated).
+            return await self.follow_up_by_key(
+                record.channel_id,
+                continuation_token,
+                message,
+                principal=principal,
+                source=source,
+                on_busy=on_busy,
+            )
         if not token_matches(continuation_token, record.token_hash):
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
         files = check_files(workspace_files)
@@ -280,6 +306,10 @@ class AgentRuntime:
         old_hash = record.token_hash
         if old_hash is None:
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
+        if on_busy != "interrupt":
+            return await self._follow_up_when_idle(
+                record, old_hash, message, principal, source, files, on_busy
+            )
         # Only while the presented token is still current may this request interrupt: once
         # a concurrent follow-up with the same token has been accepted, the running turn is
         # that one's, and this request is the loser.
@@ -307,6 +337,7 @@ class AgentRuntime:
         *,
         principal: Principal,
         source: str = "channel",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue the session a channel key points at (reminders, schedules and channels).
 
@@ -320,6 +351,10 @@ class AgentRuntime:
             raise Forbidden("not the owner of this session")
         if record.mode == "task":
             raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        if on_busy != "interrupt":
+            turn_id = await accept_when_idle(self, record, message, principal, source, on_busy)
+            await self.store.touch_session(record.id)
+            return Accepted(record.id, continuation_key, turn_id)
         await self._settle(record)
         await self.store.touch_session(record.id)
         turn_id = await self._accept(record, message, principal, source, {})
@@ -334,6 +369,32 @@ class AgentRuntime:
 
         budget = parse_budget(self.manifest.agent.options["budget"])
         await check_daily(self.store, budget, principal.id)
+
+    async def _follow_up_when_idle(
+        self,
+        record: SessionRecord,
+        old_hash: str,
+        message: str,
+        principal: Principal,
+        source: str,
+        files: dict[str, str],
+        on_busy: OnBusy,
+    ) -> Accepted:
+        """An HTTP follow-up under `queue` or `reject`: the token rotates only once the
+        message is sure to be kept."""
+        token = new_http_token()
+        new_hash = hash_token(token)
+
+        async def rotate() -> None:
+            if not await self.store.rotate_token(record.id, old_hash, new_hash):
+                raise Conflict("another follow-up was accepted first", code="session_busy")
+            if files:
+                self.prepare_workspace(record.id, files)
+
+        turn_id = await accept_when_idle(
+            self, record, message, principal, source, on_busy, claim=rotate
+        )
+        return Accepted(record.id, token, turn_id)
 
     async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
         record = await self.store.find_session(channel_id, key)
@@ -525,6 +586,17 @@ class AgentRuntime:
 
 async def _none_paused() -> Mapping[str, Collection[str]]:
     return {}
+
+
+def _is_channel_key(record: SessionRecord, token: str) -> bool:
+    return (
+        record.channel_id != "http"
+        and record.continuation_key is not None
+        and hmac.compare_digest(
+            record.continuation_key.encode("utf-8", "surrogatepass"),
+            token.encode("utf-8", "surrogatepass"),
+        )
+    )
 
 
 def _received(

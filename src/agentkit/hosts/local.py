@@ -25,6 +25,8 @@ from filelock import FileLock, Timeout
 
 from agentkit.ab.monitor import AbMonitor
 from agentkit.authoring.contexts import HostServices
+from agentkit.channels.delivery import ChannelFanout
+from agentkit.channels.runtime import ChannelRuntime
 from agentkit.engine.arms import experiments as engine_experiments
 from agentkit.engine.fanout import Fanout, MultiFanout
 from agentkit.engine.runtime import AgentRuntime
@@ -102,7 +104,19 @@ class LocalHost:
         self.reminders.attach(service=self.runtime, host=self.services)
         if self.ab is not None:
             self.ab.attach(self.runtime)
-        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        self.channels: ChannelRuntime | None = None
+        self.channel_fanout: ChannelFanout | None = None
+        if bundle.manifest.channels:
+            self.channels = ChannelRuntime(self.runtime, bundle, self.store, self.services)
+            self.channel_fanout = ChannelFanout(self.channels)
+            _ = self.channels.channels  # load them now: packs offer `host.github` to tools
+            self.runtime.fanout = MultiFanout([fanout, self.channel_fanout])
+        from agentkit.mcp.connections import attach
+
+        self.mcp = attach(bundle, self.runtime, self.services)
+        self.schedules = ScheduleDispatcher(
+            self.runtime, definitions=bundle, host=self.services, channels=self.channels
+        )
         self.schedule_runner = (
             ScheduleRunner(self.schedules, self.timer)
             if fire_schedules and self.timer is not None
@@ -121,7 +135,7 @@ class LocalHost:
         return self.runtime
 
     def mount(self) -> AgentMount:
-        return AgentMount(slug=self.slug, service=self.runtime, host=self)
+        return AgentMount(slug=self.slug, service=self.runtime, host=self, channels=self.channels)
 
     async def start(self) -> None:
         """Take the state directory, recover what a dead process left, start timers."""
@@ -151,6 +165,10 @@ class LocalHost:
         await self.fanout.close()
         if self.ab is not None:
             await self.ab.close()
+        if self.channel_fanout is not None:
+            await self.channel_fanout.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

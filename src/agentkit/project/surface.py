@@ -3,13 +3,14 @@ experiments and schedules. Identity comes from the file name."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from agentkit.authoring.ab import AbConfig, AbDefinition
 from agentkit.authoring.channels import ChannelDefinition
 from agentkit.authoring.hooks import HookDefinition
-from agentkit.authoring.mcp import McpConnectionDefinition
+from agentkit.authoring.mcp import McpConnectionDefinition, env_vars
 from agentkit.authoring.schedules import ScheduleDefinition
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.project.context import Ctx
@@ -92,6 +93,7 @@ def discover_tools(ctx: Ctx) -> list[ToolSpec]:
                 needs_approval=approval,
                 execution=tool.execution,
                 timeout=tool.timeout,
+                env=list(tool.env),
                 ref=ref,
             )
         )
@@ -108,6 +110,14 @@ def discover_mcp(ctx: Ctx) -> list[McpConnectionSpec]:
         if found is None:
             continue
         ref, conn = found
+        for value in [*conn.headers.values(), *conn.env.values()]:
+            for var in env_vars(value):
+                if var not in os.environ:
+                    ctx.diag.add(
+                        "mcp.env_unset",
+                        ctx.fs.rel(path),
+                        f"MCP connection {path.stem!r} uses ${{{var}}}, which is not set",
+                    )
         out.append(
             McpConnectionSpec(
                 name=path.stem,

@@ -115,6 +115,12 @@ def create_app(
             ab_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)
+        if mount.channels is not None:
+            from agentkit.server.channel_routes import channel_router
+
+            install_router(app, channel_router(mount, options), responses=ERROR_RESPONSES)
+        # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
+        _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
         # The eval routes are always there (the playground's Evals tab), like the spec says.
@@ -125,6 +131,10 @@ def create_app(
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
+    if any(m.channels is not None for m in mounts):
+        from agentkit.server.channel_routes import github_webhook_router
+
+        install_router(app, github_webhook_router(mounts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
     install_router(app, _api_docs_router())

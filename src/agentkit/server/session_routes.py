@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from starlette.responses import Response, StreamingResponse
 
+from agentkit.engine.busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.options import AgentMount, ServerOptions
@@ -92,6 +93,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             principal=caller,
             workspace_files=body.workspace_files,
             source="http",
+            on_busy=body.on_busy or agent_on_busy(service.manifest),
         )
         return accepted(request, result)
 
