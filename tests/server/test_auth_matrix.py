@@ -56,6 +56,7 @@ ADMIN_ONLY = {
     ("post", "/v1/dev/schedules/{schedule_id}"),
     ("get", "/v1/dev/reminders"),
     ("post", "/v1/dev/reminders/{reminder_id}"),
+    ("get", "/v1/logs"),  # server logs can name any session
 }
 # The body each operation with a required body is sent (`{...}` filled from the world).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
@@ -105,7 +106,7 @@ class World:
         headers = {"authorization": f"Bearer {token}"} if token else {}
         transport = httpx.ASGITransport(app=self.app, client=peer)
         return httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=headers, timeout=60
+            transport=transport, base_url="http://127.0.0.1", headers=headers, timeout=60
         )
 
     def fill(self, text: str) -> str:
@@ -199,10 +200,11 @@ def _request(world: World, method: str, path: str, op: dict[str, Any]) -> dict[s
     return kwargs
 
 
-def _success(op: dict[str, Any]) -> int:
-    codes = [int(c) for c in op["responses"] if c.startswith("2")]
-    assert len(codes) == 1, op["responses"]
-    return codes[0]
+def _success(op: dict[str, Any]) -> set[int]:
+    """The success codes the operation documents (a tool call: 200 ran, 202 parked)."""
+    codes = {int(c) for c in op["responses"] if c.startswith("2")}
+    assert codes, op["responses"]
+    return codes
 
 
 def _session_bound(method: str, path: str) -> bool:
@@ -245,10 +247,10 @@ async def test_another_principal(shared: World, method: str, path: str, op: dict
     suffix = path.removeprefix(f"/{SLUG}")
     if (method, suffix) in ADMIN_ONLY or _session_bound(method, path):
         assert r.status_code == 403, r.text
-        assert r.json()["ok"] is False and r.json()["error"] == "forbidden"
+        assert r.json()["ok"] is False
     else:
         # A route of the caller's own: it succeeds, and shows nothing of Alice's session.
-        assert r.status_code == _success(op), r.text
+        assert r.status_code in _success(op), r.text
         assert world.session_id not in r.text
     # Whatever Bob did, Alice's approval is still parked: nothing acted for him.
     owner = Principal(bearer_principal_id(ALICE))
@@ -265,7 +267,7 @@ async def test_the_owner_gets_the_documented_success(
     peer = LOOPBACK if (method, suffix) in ADMIN_ONLY else REMOTE
     async with world.client(ALICE, peer) as alice:
         r = await alice.request(method, **_request(world, method, path, op))
-    assert r.status_code == _success(op), r.text
+    assert r.status_code in _success(op), r.text
 
 
 @pytest.mark.parametrize(("method", "path", "op"), OPEN, ids=list(_ids(OPEN)))
@@ -275,4 +277,4 @@ async def test_open_routes_answer_without_credentials(
     world = shared
     async with world.client(None) as anonymous:
         r = await anonymous.request(method, **_request(world, method, path, op))
-    assert r.status_code == _success(op), r.text
+    assert r.status_code in _success(op), r.text
