@@ -26,6 +26,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--out", required=True, type=Path, help="the folder to write (replaced if it holds a build)"
     )
+    parser.add_argument(
+        "--target",
+        choices=("local", "aws"),
+        default="local",
+        help="aws: also refuse what AWS cannot run, such as cron EventBridge cannot express",
+    )
     parser.set_defaults(func=run)
 
 
@@ -40,6 +46,16 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(list(exc.diagnostics), sys.stderr)
         return 1
     for d in result.manifest.diagnostics:
+        if args.target == "aws" and d.code == "schedule.cron_not_on_aws":
+            continue  # reported below as the error it is for this target
         print_diagnostics([d], sys.stderr)
+    if args.target == "aws":
+        from agentkit.aws.check import aws_diagnostics
+
+        refused = aws_diagnostics(result.manifest)
+        if refused:
+            print("agentkit build: the agent cannot be deployed on AWS", file=sys.stderr)
+            print_diagnostics(refused, sys.stderr)
+            return 1
     print(f"built {result.manifest.agent.name} into {args.out} ({len(result.files)} files)")
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_di
 from agentkit.engine.dispatch import LocalDispatcher
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.trajectory import dumps, trajectory
-from agentkit.models import resolve_model
+from agentkit.models import agent_model_id, resolve_model
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle
 from agentkit.sessions import Principal
@@ -36,7 +35,10 @@ def register(subparsers: Any) -> None:
     )
     add_dir_argument(parser)
     parser.add_argument("message", help="the message to send")
-    parser.add_argument("--model", help="a provider:model id (default: the agent's, then 'test')")
+    parser.add_argument(
+        "--model",
+        help="a provider:model id (default: AGENTKIT_MODEL, then the agent's, then 'test')",
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
 async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | None) -> int:
     state = root / ".agentkit"
     store = FileStore(state)
-    chosen = model_id or bundle.manifest.agent.model or os.environ.get("AGENTKIT_MODEL")
+    # --model, then AGENTKIT_MODEL, then agent/agent.py (the runtime applies the last two).
+    root_id = agent_model_id(bundle.manifest.agent.model)
 
     def resolver(requested: str | None) -> Model:
-        return resolve_model(requested if requested != bundle.manifest.agent.model else chosen)
+        return resolve_model(model_id if model_id and requested == root_id else requested)
 
     runtime = AgentRuntime(bundle, store, model_resolver=resolver, state_root=state)
     try:

@@ -43,7 +43,7 @@ from agentkit.events import (
     SessionStarted,
     draft,
 )
-from agentkit.models import resolve_model
+from agentkit.models import agent_model_id, resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
@@ -173,7 +173,7 @@ class AgentRuntime:
     def model(self) -> Model:
         """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
         if self._model is None:
-            self._model = self.model_resolver(self.manifest.agent.model)
+            self._model = self.model_resolver(agent_model_id(self.manifest.agent.model))
         return self._model
 
     def system_prompt(self) -> str:

@@ -114,8 +114,14 @@ class LocalHost:
     def mount(self) -> AgentMount:
         return AgentMount(slug=self.slug, service=self.runtime, host=self)
 
-    async def start(self) -> None:
-        """Take the state directory, recover what a dead process left, start timers."""
+    def claim_state_dir(self) -> None:
+        """Take the state directory's lock now, or raise `StateDirBusy`.
+
+        `agentkit serve` calls this before it binds a port or prints anything, so a folder
+        another process serves is refused in one line; `start` takes the lock otherwise.
+        """
+        if self._lock.is_locked:
+            return
         self.state_dir.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire(timeout=0)
@@ -123,6 +129,10 @@ class LocalHost:
             raise StateDirBusy(
                 f"another agentkit process is serving from {self.state_dir}"
             ) from None
+
+    async def start(self) -> None:
+        """Take the state directory, recover what a dead process left, start timers."""
+        self.claim_state_dir()
         released = await self._release_dead_leases()
         if released:
             log.info("%s: released %d turn lease(s) left by a stopped process", self.slug, released)
