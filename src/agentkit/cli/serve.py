@@ -37,7 +37,11 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="an agent project folder (repeat to serve several in multi mode; default .)",
     )
-    p.add_argument("--dev", action="store_true", help="dev mode: hand-run schedules/reminders")
+    p.add_argument(
+        "--dev",
+        action="store_true",
+        help="dev mode: reload the agent when agent/ changes; hand-run schedules/reminders",
+    )
     p.add_argument("--mode", choices=("single", "multi"), default="multi")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
@@ -134,12 +138,20 @@ def run(args: argparse.Namespace) -> int:
         docs=not args.no_docs,
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
     )
+    on_startup: list[Any] = [h.start for h in hosts]
+    on_shutdown: list[Any] = [h.aclose for h in hosts]
+    if args.dev:
+        from agentkit.hosts.reload import DevReloader
+
+        reloader = DevReloader(hosts)
+        on_startup.append(reloader.start)
+        on_shutdown.insert(0, reloader.aclose)
     try:
         app = create_app(
             [h.mount() for h in hosts],
             options,
-            on_startup=[h.start for h in hosts],
-            on_shutdown=[h.aclose for h in hosts],
+            on_startup=on_startup,
+            on_shutdown=on_shutdown,
         )
     except ValueError as exc:
         print(f"agentkit serve: {exc}", file=sys.stderr)

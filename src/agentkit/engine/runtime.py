@@ -144,6 +144,17 @@ class AgentRuntime:
     def manifest(self) -> Manifest:
         return self.bundle.manifest
 
+    def use_bundle(self, bundle: Bundle) -> None:
+        """Run new turns on `bundle` (a reloaded agent folder).
+
+        A turn already running keeps the manifest, tools, model and prompt it took when it
+        started (`engine.running` captures them), so it finishes on the code it began with.
+        """
+        self.bundle = bundle
+        self._tools = None
+        self._model = None
+        self._system = None
+
     @property
     def direct(self) -> DirectCalls:
         """Tool calls made over the API, outside any model turn."""

@@ -26,7 +26,7 @@ from filelock import FileLock, Timeout
 from agentkit.authoring.contexts import HostServices
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
-from agentkit.hooks import LocalHookFanout
+from agentkit.hooks import LocalHookFanout, load_hooks
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import (
@@ -151,6 +151,20 @@ class LocalHost:
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()
+
+    def reload(self, bundle: AgentBundle) -> bool:
+        """Serve `bundle` (the same folder, discovered again) from now on.
+
+        Refused (False) when it has error diagnostics or names another slug: the code
+        already running stays. Sessions live in the store, so nothing of them is lost.
+        """
+        if bundle.manifest.has_errors or bundle.slug != self.bundle.slug:
+            return False
+        self.bundle = bundle
+        self.runtime.use_bundle(bundle)
+        self.fanout.replace_hooks(load_hooks(bundle))
+        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        return True
 
     async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
         """Fire a schedule now, exactly once, through the production path."""
