@@ -23,6 +23,18 @@ from typing import Any
 DEFAULT_PORT = 3000
 
 
+EXAMPLES = """\
+agentkit serve --dir .
+agentkit serve --dir . --dev                       # reload on changes, hand-run schedules
+agentkit serve --dir a --dir b --port 8080          # two agents, under /a/ and /b/
+agentkit serve --dir . --host 0.0.0.0 --tokens-file tokens.txt
+"""
+EXIT_CODES = (
+    "0 stopped cleanly (Ctrl-C, SIGTERM), 1 could not start (agent errors,"
+    " port in use, state folder busy), 2 usage error"
+)
+
+
 def register(subparsers: Any) -> None:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "serve",

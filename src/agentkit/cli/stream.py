@@ -17,9 +17,10 @@ import json
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 SETTLED = frozenset({"session.waiting", "session.completed", "session.failed"})
 FINAL = frozenset({"session.completed", "session.failed"})  # nothing can follow these
@@ -42,6 +43,12 @@ class StreamRefused(Exception):
         else:
             detail = body.decode("utf-8", "replace")[:200]
         super().__init__(f"{status} {detail}")
+
+
+EXAMPLES = """\
+agentkit stream --url http://127.0.0.1:3000/weather --session ses_...
+agentkit stream --url http://127.0.0.1:3000/weather --session ses_... --follow
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -98,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         print("agentkit: --window must be a positive number of seconds", file=sys.stderr)
         return 2
+    # Imported here: httpx (and the CLI extras it loads when present) would otherwise be
+    # paid by every command, `agentkit serve` included.
+    import httpx
+
     headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
     with httpx.Client(headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
         follower = StreamFollower(
@@ -142,6 +153,8 @@ class StreamFollower:
 
     def run(self) -> int:
         """Print events until the session settles (or ends, with `--follow`); the exit code."""
+        import httpx
+
         failures = 0
         while True:
             before = self.next_index
