@@ -13,6 +13,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import textwrap
 from collections.abc import Sequence
 
 
@@ -61,7 +62,8 @@ def _finish_help(parser: argparse.ArgumentParser, module: object) -> None:
     examples = getattr(module, "EXAMPLES", "").strip("\n")
     if examples:
         parts.append("examples:\n" + "\n".join(f"  {line}" for line in examples.splitlines()))
-    parts.append(f"exit status: {getattr(module, 'EXIT_CODES', EXIT_CODES)}")
+    codes = f"exit status: {getattr(module, 'EXIT_CODES', EXIT_CODES)}"
+    parts.append(textwrap.fill(codes, width=88, subsequent_indent="  "))
     parser.epilog = "\n\n".join(parts)
 
 

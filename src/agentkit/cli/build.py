@@ -15,7 +15,7 @@ from agentkit.project.build import build_project
 
 EXAMPLES = """\
 agentkit build --dir . --out build
-agentkit build --dir . --out build --target aws   # also refuse what AWS cannot run
+agentkit build --dir . --out build --target aws    # also refuse what AWS cannot run
 agentkit build --dir . --out build --json
 """
 

@@ -25,8 +25,8 @@ DEFAULT_PORT = 3000
 
 EXAMPLES = """\
 agentkit serve --dir .
-agentkit serve --dir . --dev                       # reload on changes, hand-run schedules
-agentkit serve --dir a --dir b --port 8080          # two agents, under /a/ and /b/
+agentkit serve --dir . --dev                  # reload on changes, hand-run schedules
+agentkit serve --dir a --dir b --port 8080    # two agents, under /a/ and /b/
 agentkit serve --dir . --host 0.0.0.0 --tokens-file tokens.txt
 """
 EXIT_CODES = (
