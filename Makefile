@@ -45,7 +45,7 @@ AWS_BIN := $(AWS_VENV)/bin
 # The Lambda runtime of template.yaml; `sam build` needs a matching interpreter on PATH.
 LAMBDA_PY ?= python3.12
 
-.PHONY: aws-tools aws-check aws-build aws-lint
+.PHONY: aws-tools aws-check aws-build aws-lint aws-scan
 
 $(AWS_BIN)/sam:
 	$(PY) -m venv $(AWS_VENV)
@@ -53,7 +53,23 @@ $(AWS_BIN)/sam:
 	$(AWS_BIN)/pip install -q aws-sam-cli cfn-lint
 	touch $@
 
-aws-tools: $(AWS_BIN)/sam
+# checkov (the infrastructure scanner) pins its own set of packages too: a third venv.
+SCAN_VENV ?= .venv-checkov
+SCAN_BIN := $(SCAN_VENV)/bin
+
+$(SCAN_BIN)/checkov:
+	$(PY) -m venv $(SCAN_VENV)
+	$(SCAN_BIN)/pip install -q --upgrade pip
+	$(SCAN_BIN)/pip install -q checkov
+	touch $@
+
+aws-tools: $(AWS_BIN)/sam $(SCAN_BIN)/checkov
+
+# Fails on any finding not suppressed in the resource's Metadata.checkov.skip (each with
+# its reason). --skip-download keeps it offline: no policy or guideline download.
+aws-scan: aws-tools
+	$(SCAN_BIN)/checkov -f template.yaml --framework cloudformation --skip-download \
+	  --quiet --compact
 
 aws-lint: aws-tools
 	$(AWS_BIN)/cfn-lint template.yaml
@@ -74,7 +90,7 @@ aws-build: aws-tools
 	PATH="$$PYDIR:$$PATH" LAYER_PIP="$(CURDIR)/$(BIN)/python -m pip" LAMBDA_PYTHON="$$PYBIN" \
 	  SAM_CLI_TELEMETRY=0 $(AWS_BIN)/sam build --region us-east-1
 
-aws-check: aws-lint aws-build
+aws-check: aws-lint aws-scan aws-build
 
 # Builder targets `sam build` runs for each function and the layer (BuildMethod: makefile).
 # ARTIFACTS_DIR is set by sam. `agentkit build` writes manifest.json and agent/ (and refuses

@@ -1,6 +1,13 @@
 """agentkit: define an AI agent as a folder, serve it locally, deploy it on AWS Lambda."""
 
-from agentkit.authoring.ab import AbDefinition, Variant, define_ab, variant
+from agentkit.authoring.ab import (
+    AbConfig,
+    AbDefinition,
+    Variant,
+    define_ab,
+    define_ab_config,
+    variant,
+)
 from agentkit.authoring.agent import (
     AgentDefinition,
     InstructionsDefinition,
@@ -48,6 +55,7 @@ from agentkit.authoring.tools import ToolDefinition, define_tool
 __version__ = "0.1.0"
 
 __all__ = [
+    "AbConfig",
     "AbDefinition",
     "AgentDefinition",
     "ChannelContext",
@@ -73,6 +81,7 @@ __all__ = [
     "approval_requested",
     "called_tool",
     "define_ab",
+    "define_ab_config",
     "define_agent",
     "define_channel",
     "define_eval",

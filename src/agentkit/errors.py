@@ -13,6 +13,8 @@
     └── HttpError                 carries an HTTP status and a wire error code
         ├── BadRequest (400)  Unauthorized (401)  Forbidden (403)  NotFound (404)
         ├── MethodNotAllowed (405)  Conflict (409)  PayloadTooLarge (413)
+        ├── UnsupportedMediaType (415)  MisdirectedRequest (421)
+        ├── TooManyRequests (429, with Retry-After)
 
 SDK exceptions (botocore, anthropic, openai) are translated at the adapter edge and never
 leak past it.
@@ -97,6 +99,18 @@ class HttpError(AgentkitError):
         return out
 
 
+class TooManyRequests(HttpError):
+    """A caller's limit is spent; `retry_after` seconds until it renews."""
+
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, **extra: Any) -> None:
+        super().__init__(message, retryAfter=retry_after, **extra)
+        self.retry_after = retry_after
+        self.headers = {"retry-after": str(retry_after)}
+
+
 class BadRequest(HttpError):
     status = 400
     code = "bad_request"
@@ -130,3 +144,13 @@ class Conflict(HttpError):
 class PayloadTooLarge(HttpError):
     status = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(HttpError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class MisdirectedRequest(HttpError):
+    status = 421
+    code = "misdirected_request"

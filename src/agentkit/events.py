@@ -22,11 +22,13 @@ from pydantic.alias_generators import to_camel
 class EventType(StrEnum):
     SESSION_STARTED = "session.started"
     AB_ASSIGNED = "ab.assigned"
+    AB_PAUSED = "ab.paused"
     SESSION_WAITING = "session.waiting"
     SESSION_COMPLETED = "session.completed"
     SESSION_FAILED = "session.failed"
     AGENT_BOUND = "agent.bound"
     MESSAGE_RECEIVED = "message.received"
+    MESSAGE_QUEUED = "message.queued"
     TURN_STARTED = "turn.started"
     TURN_COMPLETED = "turn.completed"
     TURN_FAILED = "turn.failed"
@@ -94,6 +96,15 @@ class AbAssigned(Payload):
     variant: str
 
 
+class AbPaused(Payload):
+    """A guardrail paused a variant: new sessions go to the control arm from now on."""
+
+    type = EventType.AB_PAUSED
+    experiment: str
+    variant: str
+    reason: str
+
+
 class SessionWaiting(Payload):
     type = EventType.SESSION_WAITING
 
@@ -121,6 +132,21 @@ class MessageReceived(Payload):
     principal: str | None = None
     source: str | None = None  # "http", "reminder", "schedule", a channel id, ...
     workspace_files: list[str] | None = None
+    queue_id: str | None = None  # set when the message waited as `message.queued`
+
+
+class MessageQueued(Payload):
+    """A message for a busy session, waiting to become a turn (`on_busy="queue"`).
+
+    It has no turn id and is not part of the conversation until it is accepted: its
+    `message.received` then carries the same `queueId`.
+    """
+
+    type = EventType.MESSAGE_QUEUED
+    queue_id: str
+    message: str
+    principal: str | None = None
+    source: str | None = None
 
 
 class TurnStarted(Payload):
@@ -132,12 +158,14 @@ class TurnCompleted(Payload):
     type = EventType.TURN_COMPLETED
     result: str
     usage: Usage = Usage()
+    cost_usd: float | None = None  # absent when the model's price is unknown
 
 
 class TurnFailed(Payload):
     type = EventType.TURN_FAILED
     error: str
     usage: Usage | None = None
+    cost_usd: float | None = None
 
 
 class StepStarted(Payload):
@@ -151,6 +179,7 @@ class StepCompleted(Payload):
     duration_ms: int
     usage: Usage | None = None
     stop_reason: str | None = None
+    cost_usd: float | None = None
 
 
 class ReasoningAppended(Payload):
@@ -226,6 +255,7 @@ class SubagentCompleted(Payload):
     result: str | None = None
     error: str | None = None
     usage: Usage = Usage()
+    cost_usd: float | None = None
 
 
 PAYLOADS: dict[str, type[Payload]] = {
@@ -233,11 +263,13 @@ PAYLOADS: dict[str, type[Payload]] = {
     for cls in (
         SessionStarted,
         AbAssigned,
+        AbPaused,
         SessionWaiting,
         SessionCompleted,
         SessionFailed,
         AgentBound,
         MessageReceived,
+        MessageQueued,
         TurnStarted,
         TurnCompleted,
         TurnFailed,
@@ -272,6 +304,15 @@ def iso_utc(moment: datetime) -> str:
 def now_iso() -> str:
     """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
     return iso_utc(datetime.now(UTC))
+
+
+# Characters JSON leaves raw inside strings but line splitters treat as line ends.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
+
+
+def escape_line_breaks(json_text: str) -> str:
+    """JSON text with U+2028, U+2029 and U+0085 escaped (they occur only inside strings)."""
+    return json_text.translate(_LINE_BREAKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,8 +372,13 @@ class Event:
         return out
 
     def to_json(self) -> str:
-        """One NDJSON line (without the newline)."""
-        return json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        """One NDJSON line (without the newline).
+
+        U+2028, U+2029 and U+0085 are written as JSON escapes: they are line breaks to
+        `str.splitlines` (and to readers built on it), so raw they could split the line.
+        """
+        text = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
+        return escape_line_breaks(text)
 
     def to_line(self) -> bytes:
         """One NDJSON line as UTF-8 bytes, newline included.

@@ -153,7 +153,9 @@ def fold_status(events: Iterable[Event]) -> SessionStatus:
             status = SessionStatus.AWAITING_APPROVAL
         elif t == EventType.ACTION_APPROVAL_RESOLVED:
             pending.discard(str(ev.data.get("callId")))
-            status = SessionStatus.AWAITING_APPROVAL if pending else SessionStatus.RUNNING
+            # A decided direct tool call (no turn) resumes nothing: the session is idle again.
+            resumed = SessionStatus.RUNNING if ev.turn_id is not None else SessionStatus.IDLE
+            status = SessionStatus.AWAITING_APPROVAL if pending else resumed
         elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.SESSION_WAITING):
             pending.clear()
             status = SessionStatus.IDLE

@@ -33,6 +33,19 @@ def test_reads_the_template_environment() -> None:
     assert settings.stream_window < 30  # inside the HTTP API's integration timeout
 
 
+def test_workspace_bucket_is_optional_and_its_cap_checked() -> None:
+    assert AwsSettings.from_env(BASE).workspace_bucket is None  # local folders
+    assert AwsSettings.from_env({**BASE, "AGENTKIT_WORKSPACE_BUCKET": ""}).workspace_bucket is None
+    settings = AwsSettings.from_env(
+        {**BASE, "AGENTKIT_WORKSPACE_BUCKET": "ws", "AGENTKIT_WORKSPACE_MAX_BYTES": "1000"}
+    )
+    assert (settings.workspace_bucket, settings.workspace_max_bytes) == ("ws", 1000)
+    assert AwsSettings.from_env(BASE).workspace_max_bytes == 50 * 1024 * 1024
+    for bad in ("0", "-5", "lots"):
+        with pytest.raises(RuntimeError, match="AGENTKIT_WORKSPACE_MAX_BYTES"):
+            AwsSettings.from_env({**BASE, "AGENTKIT_WORKSPACE_MAX_BYTES": bad})
+
+
 def test_missing_tables_are_named() -> None:
     with pytest.raises(RuntimeError, match="AGENTKIT_EVENTS_TABLE"):
         AwsSettings.from_env({"AGENTKIT_SESSIONS_TABLE": "s"})

@@ -132,15 +132,20 @@ def test_resources_are_scoped(template: dict[str, Any]) -> None:
             assert set(actions) <= UNSCOPABLE, (role, actions)
             continue
         text = json.dumps(st["Resource"])
-        # A wildcard only ever follows a stack-specific prefix or a table/index path.
+        # A wildcard only ever follows a stack-specific prefix, a table/index path, the
+        # workspace bucket's session prefix, or (under a condition naming the configured
+        # inference profile) the foundation models that profile routes to.
         for match in re.finditer(r"[^\"]*\*[^\"]*", text):
             piece = match.group(0)
+            if "foundation-model/*" in piece:
+                assert "bedrock:InferenceProfileArn" in json.dumps(st.get("Condition")), role
+                continue
             assert (
                 "${AWS::StackName}" in piece
                 or "/index/*" in piece
-                or "${BearerTokenName}-*" in piece
-                or "foundation-model/*" in piece
-                or "inference-profile/*" in piece
+                or "${WorkspaceBucket.Arn}/sessions/*" in piece
+                or "${GitHubWebhookSecretName}-??????" in piece
+                or "${GitHubTokenName}-??????" in piece
             ), (role, piece)
 
 
@@ -179,3 +184,210 @@ def test_samconfig_builds_in_source_and_points_local_runs_at_a_local_server() ->
     env_file = config["default"]["local_start_api"]["parameters"]["env_vars"]
     env = json.loads((ROOT / env_file).read_text())["Parameters"]
     assert env["AGENTKIT_DYNAMODB_ENDPOINT"].startswith("http://")
+
+
+# -- security posture (docs/deploy.md) -------------------------------------------------
+
+FUNCTIONS = ("ApiFunction", "TurnFunction", "HooksFunction", "SchedulerFunction")
+ROLES = {
+    "ApiFunction": "ApiRole",
+    "TurnFunction": "TurnRole",
+    "HooksFunction": "HooksRole",
+    "SchedulerFunction": "SchedulerRole",
+}
+
+
+def _role_statements(template: dict[str, Any], role: str) -> list[Any]:
+    (policy,) = template["Resources"][role]["Properties"]["Policies"]
+    return list(policy["PolicyDocument"]["Statement"])
+
+
+def _conditional(st: Any) -> tuple[str | None, dict[str, Any]]:
+    """(condition, statement) of a statement, unwrapping `!If [Cond, st, NoValue]`."""
+    if isinstance(st, dict) and "If" in st:
+        cond, then, otherwise = st["If"]
+        assert otherwise == {"Ref": "AWS::NoValue"}
+        return cond, then
+    return None, st
+
+
+def test_bearer_secret_grant_matches_only_the_secret_not_its_namesakes(
+    template: dict[str, Any],
+) -> None:
+    # Secrets Manager appends "-" and six random characters to a secret's name: "-*" would
+    # also match "agentkit/bearer-token-old" or "agentkit/bearer-token-anything".
+    _, st = next(
+        _conditional(x)
+        for x in _role_statements(template, "ApiRole")
+        if _conditional(x)[1].get("Sid") == "BearerToken"
+    )
+    secret_arn = st["Resource"]["If"][2]["Sub"]
+    assert secret_arn.endswith(":secret:${BearerTokenName}-??????"), secret_arn
+
+
+def test_customer_managed_key_is_optional_and_granted_narrowly(template: dict[str, Any]) -> None:
+    param = template["Parameters"]["KmsKeyArn"]
+    assert param["Default"] == ""
+    assert re.fullmatch(param["AllowedPattern"], "")
+    assert re.fullmatch(
+        param["AllowedPattern"], "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd"
+    )
+    assert not re.fullmatch(param["AllowedPattern"], "*")
+    assert template["Conditions"]["UseKms"] == {"Not": [{"Equals": [{"Ref": "KmsKeyArn"}, ""]}]}
+    for role in ROLES.values():
+        kms = [
+            (cond, st)
+            for cond, st in map(_conditional, _role_statements(template, role))
+            if any(a.startswith("kms:") for a in st["Action"])
+        ]
+        assert kms == [
+            (
+                "UseKms",
+                {
+                    "Sid": "CustomerManagedKey",
+                    "Effect": "Allow",
+                    "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                    "Resource": {"Ref": "KmsKeyArn"},
+                },
+            )
+        ], role
+
+
+def test_the_key_encrypts_tables_queues_bucket_logs_and_environment(
+    template: dict[str, Any],
+) -> None:
+    res = template["Resources"]
+    key = {"If": ["UseKms", {"Ref": "KmsKeyArn"}, {"Ref": "AWS::NoValue"}]}
+    assert template["Globals"]["Function"]["KmsKeyArn"] == key
+    for table in ("SessionsTable", "EventsTable"):
+        sse = res[table]["Properties"]["SSESpecification"]
+        assert sse["SSEEnabled"] is True and sse["KMSMasterKeyId"] == key, table
+    for queue in resources(template, "AWS::SQS::Queue").values():
+        props = queue["Properties"]
+        assert props["KmsMasterKeyId"] == key
+        assert props["SqsManagedSseEnabled"] == {"If": ["UseKms", {"Ref": "AWS::NoValue"}, True]}
+    (rule,) = res["WorkspaceBucket"]["Properties"]["BucketEncryption"][
+        "ServerSideEncryptionConfiguration"
+    ]
+    assert rule["ServerSideEncryptionByDefault"]["KMSMasterKeyID"] == key
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    assert rule["BucketKeyEnabled"] is True
+    for group in resources(template, "AWS::Logs::LogGroup").values():
+        assert group["Properties"]["KmsKeyId"] == key
+
+
+def test_model_access_is_scoped_to_the_configured_model(template: dict[str, Any]) -> None:
+    bedrock = [
+        st
+        for _, st in map(_conditional, _role_statements(template, "TurnRole"))
+        if any(a.startswith("bedrock:") for a in st["Action"])
+    ]
+    assert bedrock
+    for st in bedrock:
+        text = json.dumps(st["Resource"])
+        if "foundation-model/*" in text:
+            condition = json.dumps(st["Condition"]["StringEquals"])
+            assert "bedrock:InferenceProfileArn" in condition and "ModelId" in condition
+        else:
+            assert "*" not in text.replace("bedrock:*::", ""), text
+            assert "ModelId" in text, text
+    # No other role may call a model.
+    for role in ("ApiRole", "HooksRole", "SchedulerRole"):
+        for _, st in map(_conditional, _role_statements(template, role)):
+            assert not any(a.startswith("bedrock:") for a in st["Action"]), role
+
+
+def test_every_function_logs_to_its_own_group_with_retention(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    for fn in FUNCTIONS:
+        group = res[fn]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        props = res[group]["Properties"]
+        assert res[group]["Type"] == "AWS::Logs::LogGroup"
+        assert props["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+        logs = [
+            st
+            for _, st in map(_conditional, _role_statements(template, ROLES[fn]))
+            if st.get("Sid") == "Logs"
+        ]
+        assert [st["Resource"] for st in logs] == [{"GetAtt": f"{group}.Arn"}], fn
+    assert template["Parameters"]["LogRetentionDays"]["Default"] in (7, 14, 30, 60, 90)
+
+
+def test_every_function_has_a_reserved_concurrency_parameter(template: dict[str, Any]) -> None:
+    res = template["Resources"]
+    for fn in FUNCTIONS:
+        cond, ref, otherwise = res[fn]["Properties"]["ReservedConcurrentExecutions"]["If"]
+        param = template["Parameters"][ref["Ref"]]
+        assert param["Type"] == "Number" and param["Default"] > 0, fn
+        assert otherwise == {"Ref": "AWS::NoValue"}
+        # -1 is the documented "reserve nothing" for accounts with a small quota.
+        assert template["Conditions"][cond] == {"Not": [{"Equals": [ref, -1]}]}
+    turn = res["TurnFunction"]["Properties"]["ReservedConcurrentExecutions"]["If"][1]
+    assert turn == {"Ref": "TurnReservedConcurrency"}
+
+
+def test_http_api_access_log_names_the_request_and_nothing_secret(
+    template: dict[str, Any],
+) -> None:
+    settings = template["Resources"]["HttpApiStage"]["Properties"]["AccessLogSettings"]
+    assert settings["DestinationArn"] == {"GetAtt": "HttpApiAccessLogGroup.Arn"}
+    line = json.loads(settings["Format"])  # a JSON object per request
+    assert line["requestId"] == "$context.requestId"
+    text = settings["Format"].lower()
+    for secret in ("authorization", "header", "body", "querystring", "cookie"):
+        assert secret not in text, secret
+
+
+def test_workspace_bucket_is_private_encrypted_expiring_and_tls_only(
+    template: dict[str, Any],
+) -> None:
+    res = template["Resources"]
+    props = res["WorkspaceBucket"]["Properties"]
+    assert all(props["PublicAccessBlockConfiguration"].values())
+    assert len(props["PublicAccessBlockConfiguration"]) == 4
+    (rule,) = props["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled" and rule["Prefix"] == "sessions/"
+    assert rule["ExpirationInDays"] == {"Ref": "WorkspaceRetentionDays"}
+    (deny,) = res["WorkspaceBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert deny["Effect"] == "Deny"
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["AGENTKIT_WORKSPACE_BUCKET"] == {"Ref": "WorkspaceBucket"}
+
+
+def test_only_the_api_and_turn_functions_touch_workspaces(template: dict[str, Any]) -> None:
+    def s3(role: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for _, st in map(_conditional, _role_statements(template, role)):
+            for action in st["Action"] if isinstance(st["Action"], list) else [st["Action"]]:
+                if isinstance(action, str) and action.startswith("s3:"):
+                    out[action] = (st["Resource"], st.get("Condition"))
+        return out
+
+    objects = {"Sub": "${WorkspaceBucket.Arn}/sessions/*"}
+    assert s3("ApiRole") == {"s3:PutObject": (objects, None)}
+    listing = ({"GetAtt": "WorkspaceBucket.Arn"}, {"StringLike": {"s3:prefix": "sessions/*"}})
+    assert s3("TurnRole") == {
+        "s3:GetObject": (objects, None),
+        "s3:PutObject": (objects, None),
+        "s3:DeleteObject": (objects, None),
+        "s3:ListBucket": listing,
+    }
+    assert s3("HooksRole") == {} and s3("SchedulerRole") == {}
+
+
+def test_every_scanner_suppression_gives_its_reason(template: dict[str, Any]) -> None:
+    skipped = {}
+    for name, resource in template["Resources"].items():
+        for skip in resource.get("Metadata", {}).get("checkov", {}).get("skip", []):
+            assert re.fullmatch(r"CKV2?_AWS_\d+", skip["id"]), (name, skip)
+            assert len(skip["comment"].split()) >= 8, (name, skip)
+            skipped.setdefault(skip["id"], set()).add(name)
+    assert skipped["CKV_AWS_117"] == set(FUNCTIONS)  # no VPC, on purpose
+    # Synchronous, or asynchronous with an on-failure destination: no dead-letter queue.
+    assert skipped["CKV_AWS_116"] == set(FUNCTIONS)
+
+
+def test_local_runs_keep_local_workspace_folders() -> None:
+    env = json.loads((ROOT / "events" / "env.local.json").read_text())["Parameters"]
+    assert env["AGENTKIT_WORKSPACE_BUCKET"] == ""

@@ -71,7 +71,11 @@ def test_info_json_is_the_manifest(capsys: pytest.CaptureFixture[str]) -> None:
     approve = manifest.tool("approve_pr")
     assert approve is not None and approve.needs_approval is True
     assert {s.kind for s in manifest.schedules} == {"markdown", "handler"}
-    assert [c.routes[0].path for c in manifest.channels] == ["/v1/channels/drive"]
+    assert [c.routes[0].path for c in manifest.channels] == [
+        "/v1/channels/drive",
+        "/v1/channels/github",
+    ]
+    assert [c.kind for c in manifest.channels] == ["custom", "github"]
     assert manifest.subagents[0].name == "reviewer"
     assert manifest.abs[0].name == "review-style"
 

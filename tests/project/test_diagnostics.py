@@ -175,6 +175,22 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "tool.duplicate",
         "agent/tools/search.py",
     ),
+    "unset variable in an MCP connection": (
+        {
+            "agent/mcp-connections/linear.py": (
+                "from agentkit import define_mcp_connection\n"
+                "linear = define_mcp_connection(url='https://mcp.example.com/mcp', "
+                "headers={'Authorization': 'Bearer ${AGENTKIT_TEST_SURELY_UNSET}'})\n"
+            )
+        },
+        "mcp.env_unset",
+        "agent/mcp-connections/linear.py",
+    ),
+    "unreadable mcp.lock": (
+        {"agent/mcp.lock": "{not json"},
+        "mcp.lock_invalid",
+        "agent/mcp.lock",
+    ),
     "invalid tool name": (
         {"agent/tools/get weather.py": TOOL.format(name="get_weather")},
         "name.invalid",
@@ -360,6 +376,7 @@ def test_every_code_is_exercised_here_or_in_its_own_test() -> None:
         "path.outside_project",
         "file.unreadable",
         "file.too_large",
+        "mcp.lock_drift",  # needs live servers: tests/mcp/test_served_connections.py
     }
     assert set(CODES) == exercised | own_tests
 

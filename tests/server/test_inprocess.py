@@ -34,7 +34,7 @@ def app_client(host: LocalHost) -> AppClient:
     def make(client_ip: str = "127.0.0.1", **options: object) -> httpx.AsyncClient:
         app = create_app([host.mount()], ServerOptions(**options))  # type: ignore[arg-type]
         transport = httpx.ASGITransport(app=app, client=(client_ip, 50000))
-        return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+        return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
 
     return make
 

@@ -25,7 +25,7 @@ async def client(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     await host.start()
     app = create_app([host.mount()], ServerOptions(dev=True))
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         yield c
     await host.aclose()
 

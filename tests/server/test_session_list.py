@@ -36,7 +36,7 @@ async def host(tmp_path: Path) -> AsyncIterator[LocalHost]:
 async def client(host: LocalHost) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app([host.mount()], ServerOptions())
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         yield c
 
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.costs import parse_budget, parse_prices
+
 
 @dataclass(frozen=True, slots=True)
 class AgentDefinition:
@@ -38,10 +40,21 @@ def define_agent(
     """Define an agent's runtime config.
 
     `name` (root agent only) is the display name; without it the name comes from
-    pyproject.toml `[project].name`, then the project folder's name.
+    pyproject.toml `[project].name`, then the project folder's name. `on_busy`
+    (`interrupt` by default, `queue` or `reject`) is what a message to a busy session does
+    unless the request or its channel says otherwise.
+
+    `prices={model id: {"input", "output", "cacheRead", "cacheWrite"}}` (dollars per
+    million tokens) overrides the shipped price table; `budget={"turn_tokens",
+    "turn_usd", "session_tokens", "session_usd"}` sets spending limits (see docs/costs.md).
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
+    busy = options.get("on_busy")
+    if busy is not None and busy not in ("interrupt", "queue", "reject"):
+        raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
+    parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
+    parse_budget(options.get("budget"))
     return AgentDefinition(
         model=model,
         max_steps=max_steps,

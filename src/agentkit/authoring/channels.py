@@ -36,6 +36,51 @@ METHODS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
 RouteHandler = Callable[..., Any]  # (body, ctx) -> result | Awaitable[result]
 ChannelEventHandler = Callable[..., Any]  # (event, ctx) -> None | Awaitable[None]
 ContinuationRule = Callable[[Any], str | None]  # validated body -> continuation key
+OnBusy = Literal["interrupt", "queue", "reject"]
+ON_BUSY: tuple[str, ...] = ("interrupt", "queue", "reject")
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRequest:
+    """The HTTP request a channel's own `auth` sees: raw bytes, before any parsing.
+
+    `loopback` is True only for a direct loopback peer (no proxy-forwarding headers).
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    query: Mapping[str, str]
+    body: bytes
+    loopback: bool = False
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == lowered), None)
+
+
+# (request) -> principal id, or None to refuse with 401. May be async.
+ChannelAuth = Callable[[ChannelRequest], Any]
+
+
+class ChannelSessions(Protocol):
+    """What a channel may do with the sessions it owns (packs resolve approvals with it)."""
+
+    async def find(self, continuation_key: str) -> str | None:
+        """The id of the session bound to `continuation_key`, or None."""
+        ...
+
+    async def approvals(self, session_id: str) -> list[Any]: ...
+
+    async def read_events(self, session_id: str) -> list[Any]:
+        """The recorded events of a session this channel owns."""
+        ...
+
+    async def resolve(self, session_id: str, call_id: str, decision: str) -> None: ...
+
+    async def claim(self, key: str, ttl: float = 7 * 86400) -> bool:
+        """True the first time `key` is claimed (durable de-duplication)."""
+        ...
 
 
 class ReceiveResult(Protocol):
@@ -64,6 +109,8 @@ class ChannelContext:
     continuation_key: str | None
     receive: Callable[..., Awaitable[ReceiveResult]]
     host: HostServices
+    raw_body: bytes = b""
+    sessions: ChannelSessions | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +120,7 @@ class ChannelEventContext:
     channel: str
     session: SessionInfo
     host: HostServices
+    sessions: ChannelSessions | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +187,8 @@ class ChannelDefinition:
     kind: str = "custom"
     description: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    auth: ChannelAuth | None = None  # None: the agent's auth chain applies
+    on_busy: OnBusy | None = None  # None: the agent's `on_busy` (interrupt by default)
 
     def find_route(self, method: str, path: str) -> Route | None:
         path = path if path.startswith("/") else "/" + path
@@ -162,12 +212,18 @@ def define_channel(
     continuation: ContinuationRule | None = None,
     kind: str = "custom",
     description: str | None = None,
+    auth: ChannelAuth | None = None,
+    on_busy: OnBusy | None = None,
     **options: Any,
 ) -> ChannelDefinition:
     """Define a channel. Routes are `route(...)` values or `(method, path, handler)` tuples.
 
     A channel needs at least one route or one event handler. Two routes may not share a
     method and path. `kind` is `custom` unless a channel pack (slack, github) sets it.
+    `auth(request) -> principal id | None` replaces the agent's auth chain for the
+    channel's routes (a webhook verifies a signature instead of a bearer token).
+    `on_busy` says what a message to a busy session does: `interrupt` its turn, `queue`
+    behind it, or `reject` with 409 `session_busy` (default: the agent's choice).
     """
     built: list[Route] = []
     for r in routes:
@@ -184,6 +240,10 @@ def define_channel(
         raise ValueError("define_channel needs at least one route or event handler")
     if continuation is not None and not callable(continuation):
         raise TypeError("continuation must be a callable (body) -> key or None")
+    if auth is not None and not callable(auth):
+        raise TypeError("auth must be a callable (request) -> principal id or None")
+    if on_busy is not None and on_busy not in ON_BUSY:
+        raise ValueError(f"on_busy must be one of {', '.join(ON_BUSY)}, not {on_busy!r}")
     return ChannelDefinition(
         routes=tuple(built),
         events=dict(events or {}),
@@ -191,4 +251,6 @@ def define_channel(
         kind=kind,
         description=description,
         options=dict(options),
+        auth=auth,
+        on_busy=on_busy,
     )

@@ -22,6 +22,7 @@ class SessionInfo:
     mode: Literal["chat", "task"] = "chat"
     principal: str | None = None
     continuation_key: str | None = None
+    abs: Mapping[str, str] = field(default_factory=dict)  # A/B arms: {experiment: variant}
 
 
 class Reminders(Protocol):

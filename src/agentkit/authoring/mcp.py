@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Transport = Literal["stdio", "http"]
+Unpinned = Literal["hold", "approve"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def env_vars(value: str) -> list[str]:
+    """The `${VAR}` names a value refers to."""
+    return _VAR.findall(value)
 
 
 def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
@@ -43,6 +49,9 @@ class McpConnectionDefinition:
     description: str | None = None
     tools: tuple[str, ...] | None = None  # None exposes every tool the server lists
     timeout: float = 30.0
+    # What happens to a tool that is new or changed since `agent/mcp.lock` was written:
+    # "hold" keeps it from the model, "approve" offers it behind the approval flow.
+    unpinned: Unpinned = "hold"
 
     def resolved_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         return {k: expand_env(v, environ) for k, v in self.headers.items()}
@@ -60,12 +69,15 @@ def define_mcp_connection(
     description: str | None = None,
     tools: Sequence[str] | None = None,
     timeout: float = 30.0,
+    unpinned: Unpinned = "hold",
 ) -> McpConnectionDefinition:
     """Define a connection: exactly one of `url` (streamable HTTP) or `command` (stdio)."""
     if (url is None) == (command is None):
         raise ValueError("define_mcp_connection needs exactly one of url or command")
     if timeout <= 0:
         raise ValueError("timeout must be positive")
+    if unpinned not in ("hold", "approve"):
+        raise ValueError(f'unpinned must be "hold" or "approve", not {unpinned!r}')
     if url is not None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"MCP url must start with http:// or https://, not {url!r}")
@@ -78,6 +90,7 @@ def define_mcp_connection(
             description=description,
             tools=tuple(tools) if tools is not None else None,
             timeout=timeout,
+            unpinned=unpinned,
         )
     argv = tuple(shlex.split(command) if isinstance(command, str) else command or ())
     if not argv:
@@ -91,4 +104,5 @@ def define_mcp_connection(
         description=description,
         tools=tuple(tools) if tools is not None else None,
         timeout=timeout,
+        unpinned=unpinned,
     )

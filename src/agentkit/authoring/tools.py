@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints, overload
 
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 Execution = Literal["server", "agent"]
 ApprovalRule = bool | Callable[[Any], bool]
 # The engine's own tools (skills and subagents); an authored tool may not take these names.
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 BUILTIN_TOOL_NAMES = frozenset({"load_skill", "read_skill_file", "task"})
 
 
@@ -34,6 +36,7 @@ class ToolDefinition:
     # Why the input schema could not be derived (an untyped input parameter, say); discovery
     # reports it as an error naming the file instead of serving an empty schema.
     input_problem: str | None = None
+    env: tuple[str, ...] = ()  # server environment variables an agent-execution tool may see
 
     @property
     def is_async(self) -> bool:
@@ -85,11 +88,14 @@ def _build(
     execution: Execution,
     timeout: float | None,
     name: str | None,
+    env: Sequence[str] = (),
 ) -> ToolDefinition:
     if not description or not description.strip():
         raise ValueError("define_tool needs a non-empty description")
     if execution not in ("server", "agent"):
         raise ValueError(f"execution must be 'server' or 'agent', not {execution!r}")
+    if isinstance(env, str) or not all(isinstance(n, str) and _ENV_NAME.match(n) for n in env):
+        raise ValueError(f"env must be a list of environment variable names, not {env!r}")
     model: type[BaseModel] | None
     raw: Mapping[str, Any] = {}
     problem: str | None = None
@@ -109,6 +115,7 @@ def _build(
         timeout=timeout,
         name=name,
         input_problem=problem,
+        env=tuple(env),
     )
 
 
@@ -122,6 +129,7 @@ def define_tool(
     execution: Execution = "server",
     timeout: float | None = None,
     name: str | None = None,
+    env: Sequence[str] = (),
 ) -> ToolDefinition: ...
 
 
@@ -135,6 +143,7 @@ def define_tool(
     execution: Execution = "server",
     timeout: float | None = None,
     name: str | None = None,
+    env: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
 
 
@@ -147,17 +156,20 @@ def define_tool(
     execution: Execution = "server",
     timeout: float | None = None,
     name: str | None = None,
+    env: Sequence[str] = (),
 ) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
     """Define a tool, as a decorator or called with the handler as first argument.
 
     The input schema is the pydantic model annotating the handler's first parameter, or
     `input_schema=` (a model or a raw JSON Schema). Handlers may be sync or async and take
     `(input, ctx)`. `needs_approval` is a bool or a predicate over the validated input.
+    `env` names the server environment variables an `execution="agent"` tool's process
+    may see (e.g. `env=["GITHUB_TOKEN"]`); it gets no others beyond a small allow-list.
     """
     if fn is not None:
-        return _build(fn, description, input_schema, needs_approval, execution, timeout, name)
+        return _build(fn, description, input_schema, needs_approval, execution, timeout, name, env)
 
     def decorate(f: Callable[..., Any]) -> ToolDefinition:
-        return _build(f, description, input_schema, needs_approval, execution, timeout, name)
+        return _build(f, description, input_schema, needs_approval, execution, timeout, name, env)
 
     return decorate

@@ -8,7 +8,8 @@ so the deployed chain is one of:
   parameters and cached for `max_age` seconds, so a rotated secret takes effect within
   minutes and a warm function does not call Secrets Manager per request. The secret holds
   the token, or JSON `{"tokens": [...]}` / `{"token": "..."}` (several tokens ease
-  rotation). A missing or unreadable secret refuses every request (401), never admits.
+  rotation). A secret that cannot be read keeps the last tokens read from it and is tried
+  again within seconds; one that was never read refuses every request (401), never admits.
 - `iam` / `jwt`: API Gateway has already verified the caller (SigV4 or a JWT); the principal
   is read from the request context (`iam:<caller ARN>`, `jwt:<issuer>#<subject>`). A request
   without that context is refused.
@@ -37,6 +38,8 @@ log = logging.getLogger("agentkit.aws.auth")
 
 TokenSource = Callable[[], list[str]]
 DEFAULT_MAX_AGE = 300.0
+# After a failed read of the secret, how soon to try again.
+DEFAULT_RETRY_AFTER = 5.0
 
 
 def parse_tokens(raw: str | None) -> list[str]:
@@ -90,30 +93,39 @@ def secret_token_source(settings: AwsSettings, *, max_age: float = DEFAULT_MAX_A
 
 
 class CachedTokens:
-    """Tokens from a source, re-read after `max_age`; a failed read admits nobody."""
+    """Tokens from a source, re-read after `max_age`.
+
+    A failed read keeps the last good tokens (a throttled or briefly unreachable Secrets
+    Manager must not lock every caller out) and is retried after `retry_after` seconds;
+    only while no read has ever succeeded does it admit nobody.
+    """
 
     def __init__(
         self,
         source: TokenSource,
         *,
         max_age: float = DEFAULT_MAX_AGE,
+        retry_after: float = DEFAULT_RETRY_AFTER,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._source = source
         self._max_age = max_age
+        self._retry_after = retry_after
         self._clock = clock
         self._tokens: list[str] = []
-        self._read_at: float | None = None
+        self._next_read: float | None = None  # None: never read
 
     def tokens(self) -> list[str]:
         now = self._clock()
-        if self._read_at is None or now - self._read_at >= self._max_age:
+        if self._next_read is None or now >= self._next_read:
             try:
                 self._tokens = [t for t in self._source() if t]
-            except Exception:  # a broken secret refuses requests; it must not crash them
-                log.exception("cannot read the bearer token secret")
-                self._tokens = []
-            self._read_at = now
+            except Exception:  # a broken secret must not crash requests
+                kept = "keeping the last good tokens" if self._tokens else "admitting nobody"
+                log.exception("cannot read the bearer token secret (%s)", kept)
+                self._next_read = now + self._retry_after
+            else:
+                self._next_read = now + self._max_age
         return self._tokens
 
 

@@ -5,7 +5,10 @@ that invokes TurnFunction asynchronously (a duplicate invocation runs the turn o
 runtime takes the session's turn lease), EventBridge Scheduler as the reminders' timer, and
 no in-process hook fan-out: hooks run in HooksFunction from the events table's stream, so
 the API and turn functions publish nothing. The manifest is read from the build folder baked
-into the function (`manifest.json`); a cold start never walks `agent/`.
+into the function (`manifest.json`); a cold start never walks `agent/`. With a workspace
+bucket (`AGENTKIT_WORKSPACE_BUCKET`), session workspaces live in S3 (see
+`agentkit.aws.workspace`): per-send files are uploaded as a message is accepted, and a turn
+runs on a copy of its session's workspace that is written back when it ends.
 
 Every function builds one `AwsHost` per cold start; the handlers in `agentkit.aws.handlers`
 only translate their event into a call on it.
@@ -23,6 +26,7 @@ from typing import Any
 from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
+from agentkit.aws.workspace import S3Workspaces
 from agentkit.engine.fanout import Fanout
 from agentkit.events import Event, EventType
 from agentkit.project.bundle import AgentBundle
@@ -145,21 +149,47 @@ class AwsHost:
         if isinstance(dispatcher, InlineDispatcher):
             dispatcher.host = self
         self.dispatcher = dispatcher
-        self.runtime = AgentRuntime(
+        self.workspaces: S3Workspaces | None = None
+        if settings.workspace_bucket:
+            self.workspaces = S3Workspaces(
+                LazyClient(self._clients, "s3"),
+                settings.workspace_bucket,
+                max_bytes=settings.workspace_max_bytes,
+            )
+        options: dict[str, Any] = dict(runtime_options or {})
+        options.setdefault("state_root", Path("/tmp/agentkit") / self.bundle.slug)
+        runtime_class: type[AgentRuntime] = AgentRuntime
+        if self.workspaces is not None:
+            from agentkit.aws.workspace_runtime import WorkspaceRuntime
+
+            runtime_class = WorkspaceRuntime
+            options["workspaces"] = self.workspaces
+        self.runtime = runtime_class(
             self.bundle,
             self.store,
             dispatcher=dispatcher,
             fanout=fanout,
             host_services=self.services,
-            state_root=Path("/tmp/agentkit") / self.bundle.slug,
-            **dict(runtime_options or {}),
+            **options,
         )
         self.reminders.attach(service=self.runtime, host=self.services)
+        self.channels = self._channels()
+        if self.bundle.manifest.mcp_connections:  # stdio servers run as child processes
+            from agentkit.mcp.connections import attach
+
+            attach(self.bundle, self.runtime, self.services)
         self.schedules = ScheduleDispatcher(
-            self.runtime, definitions=self.bundle, host=self.services
+            self.runtime, definitions=self.bundle, host=self.services, channels=self.channels
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
+        # A/B: the snapshot HooksFunction keeps (see `aws.ab_snapshot`); enrollment reads
+        # the paused arms from it, and `GET /v1/abs` its arm totals.
+        self.ab_snapshot: Any = None
+        config = self.bundle.manifest.ab_config or {}
+        if self.bundle.manifest.abs and config.get("durableSnapshots", True):
+            self.ab_snapshot = self._read_ab_snapshot
+            self.runtime.ab_paused = self._ab_paused
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> AwsHost:
@@ -187,14 +217,36 @@ class AwsHost:
                 auth=auth_chain(self.settings),
                 max_stream_window=self.settings.stream_window,
             )
-            self._app = create_app([AgentMount(self.slug, self.runtime, host=self)], options)
+            self._serve_channels()
+            mount = AgentMount(self.slug, self.runtime, host=self, channels=self.channels)
+            self._app = create_app([mount], options)
         return self._app
 
     # -- turns -------------------------------------------------------------------------
 
     async def run_turn(self, session_id: str, turn_id: str) -> None:
-        """Run (or resume) one turn; a duplicate of a finished or running turn does nothing."""
-        await self.runtime.run_turn(validate_session_id(session_id), turn_id)
+        """Run (or resume) one turn; a duplicate of a finished or running turn does nothing.
+
+        With a workspace bucket the turn runs on a fresh copy of the session's workspace,
+        written back (within the size cap) when it ends, however it ends."""
+        session_id = validate_session_id(session_id)
+        if self.workspaces is None:
+            await self.runtime.run_turn(session_id, turn_id)
+            return
+        workspaces = self.workspaces
+        local = self.runtime.workspace(session_id)
+        before = await asyncio.to_thread(workspaces.hydrate, session_id, local)
+        try:
+            await self.runtime.run_turn(session_id, turn_id)
+        finally:
+            try:
+                await asyncio.to_thread(workspaces.write_back, session_id, local, before)
+            except Exception:
+                # The turn's record is already durable; only its files are lost, and a
+                # retry would not bring them back (the turn would not run again).
+                log.exception("workspace of %s not written back", session_id)
+            finally:
+                workspaces.discard_local(local)
 
     async def fail_lost_turn(self, session_id: str, turn_id: str, reason: str) -> bool:
         """TurnFunction gave up on `turn_id` (its retries ran out): unless the turn ended or
@@ -236,13 +288,81 @@ class AwsHost:
             record = await self.store.get_session(session_id)
             return session_info(record) if record is not None else None
 
-        return await deliver_to_hooks(self.hooks(), events, sessions=lookup)
+        batch = list(events)
+        failures = await deliver_to_hooks(self.hooks(), batch, sessions=lookup)
+        if self.channels is not None:
+            # Channel replies and approval requests run here, never in the webhook request.
+            from agentkit.channels.delivery import deliver_to_channels
+
+            failures += await deliver_to_channels(self.channels, batch, sessions=lookup)
+        return failures
+
+    # -- channels ----------------------------------------------------------------------
+
+    def _channels(self) -> Any:
+        """The channel runtime when the agent has channels (credentials read first)."""
+        if not self.bundle.manifest.channels:
+            return None
+        from agentkit.aws.channel_secrets import load_channel_secrets
+        from agentkit.channels.runtime import ChannelRuntime
+
+        load_channel_secrets(self.settings, ("GITHUB_TOKEN",))
+        runtime = ChannelRuntime(
+            self.runtime, self.bundle, self.store, self.services, deployed=True
+        )
+        _ = runtime.channels  # load them now: packs offer `host.github` to tools
+        return runtime
+
+    def _serve_channels(self) -> None:
+        """Before the API serves: webhook secrets in, and say which channel cannot run."""
+        if self.channels is None:
+            return
+        from agentkit.aws.channel_secrets import load_channel_secrets
+
+        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET",))
+        for name, definition in self.channels.channels.items():
+            check = getattr(definition.auth, "check_deployable", None)
+            try:
+                if callable(check):
+                    check()
+            except Exception as exc:
+                log.error("channel %s will refuse every request: %s", name, exc)
 
     def read_stream_event(self, image: dict[str, Any]) -> Event | None:
         """The event of a stream record's NewImage (large events reassembled)."""
         from agentkit.store.dynamodb import read_stream_event
 
         return read_stream_event(self.client("dynamodb"), self.settings.events_table, image)
+
+    # -- A/B ---------------------------------------------------------------------------
+
+    def _snapshot(self) -> Any:
+        from agentkit.aws.ab_snapshot import AbSnapshot
+
+        return AbSnapshot(self.client("dynamodb"), self.settings.sessions_table)
+
+    async def _read_ab_snapshot(self) -> Any:
+        return await self._snapshot().read()
+
+    async def _ab_paused(self) -> Mapping[str, Any]:
+        agg = await self._snapshot().read()
+        return {k: tuple(v) for k, v in agg.paused.items()}
+
+    async def fold_abs(self, events: Iterable[Event]) -> list[Any]:
+        """HooksFunction: add a stream batch to the A/B snapshot (nothing without
+        experiments or with `durable_snapshots=False`)."""
+        if self.ab_snapshot is None:
+            return []
+        from agentkit.aws.ab_snapshot import fold_batch
+
+        async def record_pause(session_id: str, event: Any) -> None:
+            record = await self.store.get_session(session_id)
+            if record is not None:
+                await self.runtime.record(record, [event])
+
+        return await fold_batch(
+            self.store, self._snapshot(), self.runtime.experiments, list(events), record_pause
+        )
 
     # -- schedules and reminders -------------------------------------------------------
 

@@ -38,6 +38,10 @@ class AwsSettings:
     stage: str = "prod"
     # API Gateway's HTTP API ends an integration at 30 s; a stream answers before that.
     stream_window: float = 25.0
+    # Session workspaces in S3 (agentkit.aws.workspace); None keeps local folders
+    # (`sam local`, tests).
+    workspace_bucket: str | None = None
+    workspace_max_bytes: int = 50 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -75,6 +79,8 @@ class AwsSettings:
             build_dir=Path(env.get("AGENTKIT_BUILD_DIR") or env.get("LAMBDA_TASK_ROOT") or "."),
             stage=env.get("AGENTKIT_STAGE", "prod"),
             stream_window=float(env.get("AGENTKIT_STREAM_WINDOW", "25")),
+            workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
+            workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
         )
 
     def service_endpoint(self, service: str) -> str | None:
@@ -82,3 +88,16 @@ class AwsSettings:
         if service in ("dynamodb", "dynamodbstreams") and self.dynamodb_endpoint:
             return self.dynamodb_endpoint
         return self.endpoint_url
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise RuntimeError(f"{name} must be a positive number of bytes, not {raw!r}")
+    return value

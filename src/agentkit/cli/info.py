@@ -112,10 +112,12 @@ def render(m: Manifest) -> str:
         "subagents",
         [f"{s.name}  model={s.model or 'inherit'}  {s.description}" for s in m.subagents],
     )
+    pinned = (m.mcp_lock or {}).get("connections", {})
     lines += _section(
         "mcp connections",
         [
             f"{c.name}  {c.transport}  {c.url or ' '.join(c.command or [])}"
+            + (f"\n    pinned: {', '.join(sorted(pinned[c.name]))}" if c.name in pinned else "")
             for c in m.mcp_connections
         ],
     )

@@ -84,6 +84,9 @@ async def _run(
         return resolve_model(model_id if model_id and requested == root_id else requested)
 
     runtime = AgentRuntime(bundle, store, model_resolver=resolver, state_root=state)
+    from agentkit.mcp.connections import attach
+
+    connections = attach(bundle, runtime, runtime.host)
     try:
         accepted = await runtime.start_session(message, principal=Principal("local"), source="cli")
         dispatcher = runtime.dispatcher
@@ -91,6 +94,8 @@ async def _run(
         await dispatcher.drain()
         events = await store.read(accepted.session_id)
     finally:
+        if connections is not None:
+            await connections.aclose()
         await store.close()
     trace = store.trace_path(accepted.session_id)
     trace.parent.mkdir(parents=True, exist_ok=True)

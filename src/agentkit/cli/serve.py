@@ -140,7 +140,10 @@ def run(args: argparse.Namespace) -> int:
     )
     hosts = [LocalHost(b, host_options) for b in bundles]
     auth = AuthChain.from_flags(
-        bearer_tokens=tokens, allow_anonymous=args.allow_anonymous, dev=args.dev
+        bearer_tokens=tokens,
+        allow_anonymous=args.allow_anonymous,
+        dev=args.dev,
+        bound_host=args.host,
     )
     options = ServerOptions(
         mode=args.mode,

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ class StreamFollower:
         self.retries = retries
         self.out = out
         self.responses = 0
+        self.gaps = 0  # times an index was skipped by the server (reported on stderr)
 
     def run(self) -> int:
         """Print events until the session settles (or ends, with `--follow`); the exit code."""
@@ -182,10 +184,17 @@ class StreamFollower:
             self.responses += 1
             if response.status_code != 200:
                 raise StreamRefused(response.status_code, response.read())
-            for line in response.iter_lines():
+            for line in _lines(response):
                 event = _parse(line)
                 if event is None or event["index"] < self.next_index:
                     continue  # a torn last line, or an index already printed
+                if event["index"] > self.next_index:
+                    missing = f"{self.next_index}..{event['index'] - 1}"
+                    print(
+                        f"agentkit: events {missing} are missing from the stream",
+                        file=sys.stderr,
+                    )
+                    self.gaps += 1
                 self.out.write(line.strip() + "\n")
                 self.out.flush()
                 self.next_index = event["index"] + 1
@@ -204,6 +213,21 @@ class StreamFollower:
         if response.status_code != 200:
             raise StreamRefused(response.status_code, response.content)
         return not response.content.strip()
+
+
+def _lines(response: httpx.Response) -> Iterator[str]:
+    """The response's lines, split on "\n" only.
+
+    `iter_lines` would also split at U+2028, U+2029 and U+0085, which may sit raw inside a
+    JSON string and are no line ends in NDJSON.
+    """
+    pending = ""
+    for text in response.iter_text():
+        pending += text
+        *complete, pending = pending.split("\n")
+        yield from complete
+    if pending:
+        yield pending
 
 
 def _parse(line: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
@@ -28,6 +29,11 @@ def register(subparsers: Any) -> None:
     )
     add_dir_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the diagnostics as a JSON array")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not connect to MCP servers to compare their tools with agent/mcp.lock",
+    )
     parser.set_defaults(func=run)
 
 
@@ -35,6 +41,12 @@ def run(args: argparse.Namespace) -> int:
     manifest = discover_manifest(args)
     if manifest is None:
         return 2
+    if manifest.mcp_lock and manifest.mcp_connections and not args.offline:
+        from agentkit.cli.mcp import drift_report
+        from agentkit.project.bundle import AgentBundle
+
+        found = drift_report(AgentBundle(manifest, Path(args.dir).resolve()))
+        manifest = manifest.model_copy(update={"diagnostics": [*manifest.diagnostics, *found]})
     if args.json:
         payload = [d.model_dump(by_alias=True, mode="json") for d in manifest.diagnostics]
         print(json.dumps(payload, indent=2, ensure_ascii=False))

@@ -17,6 +17,9 @@ from agentkit.sessions import Principal, SessionRecord
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+# The result a denied call records, whether the model or a direct call asked for it.
+DENIED = "the user denied this tool call; it did not run"
+
 
 def arguments_digest(arguments: dict[str, Any]) -> str:
     """A stable digest of a call's arguments, recorded with the decision."""
@@ -82,6 +85,11 @@ async def record_decision(
             argumentsDigest=arguments_digest(found.arguments),
         )
         await rt.record(record, [draft(resolved, turn_id=found.turn_id)])
+        if found.turn_id is None:
+            # A parked direct tool call: no turn to resume, so it runs here, under the lease.
+            await rt.direct.run_decided(
+                record, call_id, found.tool_name, found.arguments, decision, holder
+            )
     finally:
         await rt.store.release_lease(record.id, holder)
     if found.turn_id is not None:

@@ -3,6 +3,11 @@
 With a session, the call shares the turn lease (so it answers `session_busy` while a turn
 runs) and is recorded on the stream as `actions.requested` + `action.result` with no
 `turnId`. Agent-execution tools are refused: they run only inside a session workspace.
+
+A call the tool's `needs_approval` rule holds for never runs at once: without a session it
+is refused (`403 approval_required`); with one it is parked exactly like a model-requested
+call (`actions.requested` + `action.approval_requested`, no `turnId`), and the decision
+recorded through the approvals route runs it (or records the denial) as `action.result`.
 """
 
 from __future__ import annotations
@@ -13,11 +18,18 @@ import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentkit.engine.approvals import DENIED
 from agentkit.engine.running import keep_lease
 from agentkit.engine.service import ToolCallOutcome
-from agentkit.engine.tools import CallContext, InvalidToolInput, call_workdir, invoke
-from agentkit.errors import BadRequest, Conflict, NotFound
-from agentkit.events import ActionCall, ActionResult, ActionsRequested, draft
+from agentkit.engine.tools import CallContext, InvalidToolInput, Outcome, call_workdir, invoke
+from agentkit.errors import BadRequest, Conflict, Forbidden, NotFound
+from agentkit.events import (
+    ActionApprovalRequested,
+    ActionCall,
+    ActionResult,
+    ActionsRequested,
+    draft,
+)
 from agentkit.hooks import session_info
 from agentkit.sessions import SessionRecord, SessionStatus, fold_status
 
@@ -51,6 +63,13 @@ class DirectCalls:
         except InvalidToolInput as exc:
             raise BadRequest(str(exc), code="invalid_input") from None
         call_id = new_call_id(tool_name)
+        approval = entry.needs_approval(value)
+        if approval and record is None:
+            raise Forbidden(
+                f"{tool_name!r} needs approval before it runs; call it with a sessionId to "
+                "park it on that session, then approve it through the session's approvals",
+                code="approval_required",
+            )
         if record is None:
             outcome = await self._run(entry, value, call_id, None)
             return ToolCallOutcome(
@@ -67,17 +86,17 @@ class DirectCalls:
             if fold_status(await store.read(record.id)) == SessionStatus.RUNNING:
                 raise Conflict("a turn is running in this session", code="session_busy")
             call = ActionCall(call_id=call_id, tool_name=tool_name, arguments=args)
+            if approval:
+                parked = ActionApprovalRequested(
+                    call_id=call_id, tool_name=tool_name, arguments=args
+                )
+                await self.rt.record(
+                    record, [draft(ActionsRequested(actions=[call])), draft(parked)]
+                )
+                return ToolCallOutcome(tool_name, call_id, False, None, 0, pending_approval=True)
             await self.rt.record(record, [draft(ActionsRequested(actions=[call]))])
             outcome = await self._run(entry, value, call_id, record)
-            result = ActionResult(
-                call_id=call_id,
-                tool_name=tool_name,
-                is_error=outcome.is_error,
-                result=outcome.result,
-                error=outcome.error,
-                duration_ms=outcome.duration_ms,
-            )
-            await self.rt.record(record, [draft(result)])
+            await self.rt.record(record, [draft(_result(call_id, tool_name, outcome))])
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -86,6 +105,38 @@ class DirectCalls:
         return ToolCallOutcome(
             tool_name, call_id, outcome.is_error, _shown(outcome), outcome.duration_ms
         )
+
+    async def run_decided(
+        self,
+        record: SessionRecord,
+        call_id: str,
+        tool_name: str,
+        arguments: Mapping[str, Any],
+        decision: str,
+        holder: str,
+    ) -> None:
+        """Run (or refuse) a parked direct call once its decision is recorded.
+
+        The caller holds the session's lease as `holder`; it is renewed while the tool runs.
+        """
+        entry = self.rt.tools.get(tool_name)
+        if decision != "approve" or entry is None:
+            error = DENIED if decision != "approve" else f"no tool named {tool_name!r}"
+            outcome = Outcome(True, error=error)
+        else:
+            renewer = asyncio.create_task(keep_lease(self.rt, record.id, holder))
+            try:
+                try:
+                    _, value = entry.validate(arguments)
+                except InvalidToolInput as exc:
+                    outcome = Outcome(True, error=str(exc))
+                else:
+                    outcome = await self._run(entry, value, call_id, record)
+            finally:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
+        await self.rt.record(record, [draft(_result(call_id, tool_name, outcome))])
 
     async def _run(self, entry: Any, value: Any, call_id: str, record: SessionRecord | None) -> Any:
         workdir = call_workdir(self.rt.state_root, call_id)
@@ -101,6 +152,17 @@ class DirectCalls:
             return await invoke(entry, value, ctx, timeout)
         finally:
             ctx.cleanup()
+
+
+def _result(call_id: str, tool_name: str, outcome: Outcome) -> ActionResult:
+    return ActionResult(
+        call_id=call_id,
+        tool_name=tool_name,
+        is_error=outcome.is_error,
+        result=outcome.result,
+        error=outcome.error,
+        duration_ms=outcome.duration_ms,
+    )
 
 
 def _shown(outcome: Any) -> Any:

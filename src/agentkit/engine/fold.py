@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.costs import add_costs
 from agentkit.events import Event, EventType, Usage
 from agentkit.models.base import (
     AssistantMessage,
@@ -22,6 +23,7 @@ from agentkit.models.base import (
 )
 
 MISSING_RESULT = "no result was recorded for this tool call"
+BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
 
 
 def result_text(result: Any) -> str:
@@ -165,6 +167,7 @@ class TurnState:
     usage: Usage = field(default_factory=Usage)
     pending: dict[str, PendingCall] = field(default_factory=dict)
     message: str | None = None
+    cost_usd: float | None = 0.0  # None once a step's price was unknown
 
     @property
     def parked(self) -> bool:
@@ -180,6 +183,11 @@ class TurnState:
             and bool(self.pending)
             and all(p.approval_requested and p.decision for p in self.pending.values())
         )
+
+
+def _cost(data: dict[str, Any]) -> float | None:
+    raw = data.get("costUsd")
+    return float(raw) if isinstance(raw, int | float) else None
 
 
 def _usage(raw: Any) -> Usage:
@@ -202,8 +210,10 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
         elif t == EventType.STEP_COMPLETED:
             st.step_open = False
             st.usage = st.usage + _usage(d.get("usage"))
+            st.cost_usd = add_costs(st.cost_usd, _cost(d))
         elif t == EventType.SUBAGENT_COMPLETED:
             st.usage = st.usage + _usage(d.get("usage"))
+            st.cost_usd = add_costs(st.cost_usd, _cost(d))
         elif t == EventType.ACTIONS_REQUESTED:
             for a in d.get("actions") or []:
                 cid = str(a["callId"])
@@ -214,6 +224,10 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
             st.pending.pop(str(d.get("callId")), None)
         elif t == EventType.ACTION_APPROVAL_REQUESTED:
             p = st.pending.get(str(d.get("callId")))
+            if p is None and d.get("toolName") == BUDGET_TOOL:
+                # A budget approval parks the turn with no tool call behind it.
+                cid = str(d.get("callId"))
+                p = st.pending[cid] = PendingCall(cid, BUDGET_TOOL, dict(d.get("arguments") or {}))
             if p is not None:
                 p.approval_requested = True
                 p.approval_arguments = dict(d.get("arguments") or {})

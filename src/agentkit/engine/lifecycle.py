@@ -11,6 +11,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
+from agentkit.engine.busy import drain_queue, pending_queue
 from agentkit.engine.fold import fold_turn, open_turns
 from agentkit.engine.turns import fail_turn
 from agentkit.errors import Conflict
@@ -102,6 +103,9 @@ async def recover_session(rt: AgentRuntime, record: SessionRecord) -> None:
     dispatched, and the rest (their process died) end as `turn.failed`, tools not re-run."""
     events = await rt.store.read(record.id)
     turns = open_turns(events)
+    if not turns and pending_queue(events):
+        await drain_queue(rt, record.id)  # the process died between a turn and its queue
+        return
     if not turns or await rt.store.get_lease(record.id) is not None:
         return
     for turn_id in turns:

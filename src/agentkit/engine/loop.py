@@ -11,17 +11,28 @@ the decided calls' results and carries on with the next step.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices, ToolContext
+from agentkit.costs import PriceTable, add_costs
 from agentkit.engine.agent_tool import run_agent_tool
-from agentkit.engine.approvals import arguments_digest
+from agentkit.engine.approvals import DENIED, arguments_digest
+from agentkit.engine.budget import (
+    BUDGET_CALL_PREFIX,
+    BudgetCheck,
+    GuardedModel,
+    Spend,
+    parse_budget,
+    session_spend,
+    tokens,
+)
 from agentkit.engine.builtins import TASK, TaskInput
-from agentkit.engine.fold import TurnState, fold_conversation
+from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
 from agentkit.engine.subagents import run_subagent
@@ -51,13 +62,14 @@ from agentkit.events import (
     TurnCompleted,
     TurnFailed,
     TurnStarted,
+    Usage,
 )
 from agentkit.hooks import session_info
 from agentkit.models.base import Model, ModelRequest
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
 
-DENIED = "the user denied this tool call; it did not run"
+BUDGET_DENIED = "budget exceeded: the request to continue was denied"
 START_FLUSH = 0.02
 
 
@@ -82,6 +94,8 @@ class TurnDeps:
     """The step streaming right now, per session: a local stop cancels it at once."""
     prepare_workspace: Callable[[], None] = lambda: None
     """Seeds the session workspace; called before the first agent-execution tool runs."""
+    max_steps: int | None = None  # an A/B variant's override of the agent's max_steps
+    abs: dict[str, str] = field(default_factory=dict)  # the session's A/B arms
 
 
 @dataclass(slots=True)
@@ -104,6 +118,12 @@ class TurnRunner:
         self.open: dict[str, ActionCall] = {}  # requested in this run, no result recorded yet
         self._order = asyncio.Lock()
         deps.recorder.log = deps.events
+        options = deps.manifest.agent.options
+        self.prices = PriceTable.for_agent(options)
+        self.cost: float | None = state.cost_usd
+        spend = session_spend(deps.events, state.turn_id)
+        self.last_step = spend.last_step  # the estimate of what the next step spends
+        self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
 
     # ---- recording -----------------------------------------------------------------
 
@@ -150,7 +170,7 @@ class TurnRunner:
         await self.complete(final.text)
 
     async def step(self) -> StepOutput | None:
-        limit = self.d.manifest.agent.max_steps
+        limit = self.d.max_steps or self.d.manifest.agent.max_steps
         if self.state.steps >= limit:
             raise RunError(
                 f"the turn reached max_steps ({limit}) without a final answer;"
@@ -158,6 +178,10 @@ class TurnRunner:
             )
         if await self.d.interrupted():
             raise TurnInterrupted()
+        verdict = self.budget.verdict(Spend(tokens(self.usage), self.cost), self.last_step)
+        if verdict.exceeded is not None:
+            await self.park_on_budget(verdict.exceeded)
+            return None
         self.state.steps += 1
         number = self.state.steps
         started = time.perf_counter()
@@ -167,17 +191,25 @@ class TurnRunner:
         else:
             # Tool results are waiting; the conversation is folded from recorded events.
             await self.emit(StepStarted(step=number))
+        system = self.d.system if verdict.note is None else f"{self.d.system}\n\n{verdict.note}"
         request = ModelRequest(
-            system=self.d.system,
+            system=system,
             messages=fold_conversation(self.d.events),
             tools=[e.schema() for e in self.d.tools.values()],
         )
         sink = RecordingSink(self.emit)
         out = await self.stream(request, sink)
         self.usage = self.usage + out.usage
+        step_cost = self.prices.cost(self.d.model.id, out.usage)
+        self.cost = add_costs(self.cost, step_cost)
+        self.last_step = Spend(tokens(out.usage), step_cost)
         closing = sink.closing(out)
         done = StepCompleted(
-            step=number, duration_ms=0, usage=out.usage, stop_reason=out.stop_reason
+            step=number,
+            duration_ms=0,
+            usage=out.usage,
+            stop_reason=out.stop_reason,
+            cost_usd=step_cost,
         )
         if not out.calls:
             self.queued.extend(closing)
@@ -292,6 +324,7 @@ class TurnRunner:
                 project_root=self.d.project_root,
                 timeout=timeout,
                 call_id=call.call_id,
+                env=entry.spec.env,
                 session={
                     "id": s.id,
                     "channel_id": s.channel_id,
@@ -302,7 +335,7 @@ class TurnRunner:
             )
         workdir = call_workdir(self.d.state_root, call.call_id)
         ctx = CallContext(
-            session=session_info(s),
+            session=replace(session_info(s), abs=dict(self.d.abs)),
             host=self.d.host,
             call_id=call.call_id,
             tool_name=call.tool_name,
@@ -326,16 +359,19 @@ class TurnRunner:
         )
         model = self.d.resolve_model(spec.model) if spec.model else self.d.model
         tools = {n: e for n, e in self.d.tools.items() if n != TASK}
+        guarded = GuardedModel(model, lambda used: self.subagent_allowed(model.id, used))
         result = await run_subagent(
             spec,
             value.prompt,
-            model,
+            guarded,
             tools,
             self.execute_plain,
             self.d.interrupted,
             self.d.manifest.agent.max_steps,
         )
         self.usage = self.usage + result.usage
+        sub_cost = self.prices.cost(model.id, result.usage)
+        self.cost = add_costs(self.cost, sub_cost)
         await self.emit(
             SubagentCompleted(
                 call_id=ctx.call_id,
@@ -343,6 +379,7 @@ class TurnRunner:
                 result=result.text,
                 error=result.error,
                 usage=result.usage,
+                cost_usd=sub_cost,
             )
         )
         ms = int((time.perf_counter() - started) * 1000)
@@ -350,12 +387,41 @@ class TurnRunner:
             return Outcome(True, error=result.error, duration_ms=ms)
         return Outcome(False, result=result.text, duration_ms=ms)
 
+    def subagent_allowed(self, model_id: str, used: Usage) -> str | None:
+        """The budget check for a subagent's next step (it cannot park; it stops)."""
+        spent = Spend(tokens(self.usage), self.cost).plus(used, self.prices.cost(model_id, used))
+        return self.budget.verdict(spent, Spend()).exceeded
+
+    async def park_on_budget(self, reason: str) -> None:
+        """Park the turn on a "continue?" approval instead of spending past a limit."""
+        call_id = BUDGET_CALL_PREFIX + secrets.token_hex(6)
+        request = ActionApprovalRequested(
+            call_id=call_id,
+            tool_name=BUDGET_TOOL,
+            arguments={"reason": reason, "spentTokens": tokens(self.usage), "costUsd": self.cost},
+        )
+        await self.emit(request)
+
     async def execute_plain(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         return await self.execute(entry, call, value)
 
     async def resume_decided(self) -> None:
         """Record the results of calls whose approvals were decided, then carry on."""
         plans: list[_Planned] = []
+        budget = [p for p in self.state.pending.values() if p.tool_name == BUDGET_TOOL]
+        for p in budget:
+            self.state.pending.pop(p.call_id)
+            approved = p.decision == "approve"
+            outcome = (
+                Outcome(False, result="continue")
+                if approved
+                else Outcome(True, error=BUDGET_DENIED)
+            )
+            call = ActionCall(call_id=p.call_id, tool_name=BUDGET_TOOL, arguments={})
+            await self.emit(_result(call, outcome))
+            if not approved:
+                raise RunError(BUDGET_DENIED)
+            # The approval itself is on record: `session_spend` already counted it.
         for p in self.state.pending.values():
             call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)
             if p.decision != "approve":
@@ -377,7 +443,7 @@ class TurnRunner:
         end: Payload = (
             SessionCompleted(result=text) if self.d.session.mode == "task" else SessionWaiting()
         )
-        await self.emit(TurnCompleted(result=text, usage=self.usage), end)
+        await self.emit(TurnCompleted(result=text, usage=self.usage, cost_usd=self.cost), end)
 
     async def fail(self, error: str) -> None:
         """End the turn failed; calls that never got a result are closed with the error."""
@@ -386,7 +452,8 @@ class TurnRunner:
         )
         answered = {p.call_id for p in self.queued if isinstance(p, ActionResult)}
         unanswered = [_error(c, error) for cid, c in self.open.items() if cid not in answered]
-        await self.emit(*unanswered, TurnFailed(error=error, usage=self.usage), end)
+        failed = TurnFailed(error=error, usage=self.usage, cost_usd=self.cost)
+        await self.emit(*unanswered, failed, end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from agentkit.engine.arms import Arms
+from agentkit.engine.busy import drain_queue
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -23,6 +26,7 @@ from agentkit.sessions import SessionRecord
 if TYPE_CHECKING:
     from agentkit.engine.runtime import AgentRuntime
 
+log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
@@ -53,28 +57,39 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
         await rt.store.release_lease(session_id, holder)
+    # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
+    try:
+        await drain_queue(rt, session_id)
+    except Exception:  # the turn is over either way; recovery or the next message retries
+        log.exception("could not start the queued message of session %s", session_id)
 
 
 async def _drive(
     rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
 ) -> None:
     recorder = rt.recorder(record, turn_id)
+    arms = Arms.of(events, rt.experiments)
     try:
-        model = rt.model()
+        model = rt.model_resolver(arms.model) if arms.model else rt.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
         return
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
+    tools = await rt.turn_tools()
+    if arms.allow is not None or arms.deny:
+        tools = {n: e for n, e in tools.items() if arms.keep_tool(n)}
     deps = TurnDeps(
         manifest=rt.manifest,
         session=record,
         recorder=recorder,
         model=model,
         resolve_model=rt.model_resolver,
-        tools=rt.tools,
-        system=rt.system_prompt(),
+        tools=tools,
+        system=arms.system(rt.system_prompt()),
+        max_steps=arms.max_steps,
+        abs=arms.abs,
         host=rt.host,
         workspace=rt.workspace(record.id),
         state_root=rt.state_root,

@@ -11,16 +11,20 @@ resolvable. Running a turn lives in `engine.running`, settling and recovery in
 from __future__ import annotations
 
 import asyncio
+import hmac
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.approvals import pending_approvals, record_decision
+from agentkit.engine.arms import enroll, experiments
+from agentkit.engine.busy import OnBusy, accept_when_idle
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
@@ -69,7 +73,7 @@ if TYPE_CHECKING:
     # turn or tool call first needs it: a process that only accepts requests and hands
     # turns to another function (the API function on Lambda) never loads it.
     from agentkit.engine.direct import DirectCalls
-    from agentkit.engine.tools import ToolEntry
+    from agentkit.engine.tools import ToolEntry, ToolProvider
 
 
 class Bundle(Protocol):
@@ -137,6 +141,13 @@ class AgentRuntime:
         self._records: dict[str, SessionRecord] = {}
         self._system: str | None = None
         self._direct: DirectCalls | None = None
+        # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
+        # (the `ab` package keeps this current; new sessions skip paused variants).
+        self._experiments: dict[str, AbDefinition] | None = None
+        self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
+        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
+        # Tools from outside the project (MCP connections), composed in by the host.
+        self.tool_providers: list[ToolProvider] = []
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -174,6 +185,16 @@ class AgentRuntime:
             self._tools = table
         return self._tools
 
+    async def turn_tools(self) -> dict[str, ToolEntry]:
+        """The tool table of one turn: `tools` plus the providers' (project names win)."""
+        if not self.tool_providers:
+            return self.tools
+        table = dict(self.tools)
+        for provider in self.tool_providers:
+            for entry in await provider.tool_entries():
+                table.setdefault(entry.name, entry)
+        return table
+
     def workspace(self, session_id: str) -> Path:
         """The session's workspace folder (the store's, when it keeps one)."""
         fn = getattr(self.store, "workspace_dir", None)
@@ -194,6 +215,13 @@ class AgentRuntime:
 
             self._system = system_prompt(self.manifest)
         return self._system
+
+    @property
+    def experiments(self) -> dict[str, AbDefinition]:
+        """The agent's A/B experiments by name."""
+        if self._experiments is None:
+            self._experiments = experiments(self.manifest, self.bundle)
+        return self._experiments
 
     def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
         return Recorder(self.store, record, self.fanout, turn_id)
@@ -217,6 +245,7 @@ class AgentRuntime:
     ) -> Accepted:
         """Create a session, record `session.started` and the message, dispatch the turn."""
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         session_id = new_session_id()
         if files:
             # Written before the session exists, so files that cannot be written leave no
@@ -242,7 +271,13 @@ class AgentRuntime:
             channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
         )
         received = _received(message, principal, source, files)
-        await self.record(record, [draft(started), draft(received, turn_id=turn_id)])
+        experiments = self.experiments
+        paused = await self.ab_paused() if experiments else {}
+        arms = enroll(experiments, record.id, principal.id, paused)
+        await self.record(
+            record,
+            [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
+        )
         await self.dispatcher.dispatch(record.id, turn_id)
         return Accepted(record.id, token, turn_id)
 
@@ -255,20 +290,37 @@ class AgentRuntime:
         principal: Principal,
         workspace_files: Mapping[str, str] | None = None,
         source: str = "http",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
-        """Continue a chat session; a busy turn is interrupted first (bounded wait)."""
+        """Continue a chat session; a busy turn is interrupted first (bounded wait), or
+        the message is queued behind it or rejected (`on_busy`, see `engine.busy`)."""
         record = await self._owned(session_id, principal)
         if record.mode == "task":
             raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        if _is_channel_key(record, continuation_token):
+            # A channel's sessions are continued by the channel's own key (never rotated).
+            return await self.follow_up_by_key(
+                record.channel_id,
+                continuation_token,
+                message,
+                principal=principal,
+                source=source,
+                on_busy=on_busy,
+            )
         if not token_matches(continuation_token, record.token_hash):
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
         files = check_files(workspace_files)
+        await self._check_daily(principal, source)
         # Clashes with the workspace as it is are refused before the running turn is
         # interrupted for nothing (checked again, after seeding, when written).
         check_fits(self.workspace(record.id), files)
         old_hash = record.token_hash
         if old_hash is None:
             raise Conflict("the continuation token is stale or wrong", code="stale_token")
+        if on_busy != "interrupt":
+            return await self._follow_up_when_idle(
+                record, old_hash, message, principal, source, files, on_busy
+            )
         # Only while the presented token is still current may this request interrupt: once
         # a concurrent follow-up with the same token has been accepted, the running turn is
         # that one's, and this request is the loser.
@@ -296,6 +348,7 @@ class AgentRuntime:
         *,
         principal: Principal,
         source: str = "channel",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue the session a channel key points at (reminders, schedules and channels).
 
@@ -309,10 +362,50 @@ class AgentRuntime:
             raise Forbidden("not the owner of this session")
         if record.mode == "task":
             raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+        if on_busy != "interrupt":
+            turn_id = await accept_when_idle(self, record, message, principal, source, on_busy)
+            await self.store.touch_session(record.id)
+            return Accepted(record.id, continuation_key, turn_id)
         await self._settle(record)
         await self.store.touch_session(record.id)
         turn_id = await self._accept(record, message, principal, source, {})
         return Accepted(record.id, continuation_key, turn_id)
+
+    async def _check_daily(self, principal: Principal, source: str) -> None:
+        """The per-principal daily limit (HTTP API callers only; 429 when spent)."""
+        if source != "http" or "budget" not in self.manifest.agent.options:
+            return
+        from agentkit.costs import parse_budget
+        from agentkit.engine.daily import check_daily
+
+        budget = parse_budget(self.manifest.agent.options["budget"])
+        await check_daily(self.store, budget, principal.id)
+
+    async def _follow_up_when_idle(
+        self,
+        record: SessionRecord,
+        old_hash: str,
+        message: str,
+        principal: Principal,
+        source: str,
+        files: dict[str, str],
+        on_busy: OnBusy,
+    ) -> Accepted:
+        """An HTTP follow-up under `queue` or `reject`: the token rotates only once the
+        message is sure to be kept."""
+        token = new_http_token()
+        new_hash = hash_token(token)
+
+        async def rotate() -> None:
+            if not await self.store.rotate_token(record.id, old_hash, new_hash):
+                raise Conflict("another follow-up was accepted first", code="session_busy")
+            if files:
+                self.prepare_workspace(record.id, files)
+
+        turn_id = await accept_when_idle(
+            self, record, message, principal, source, on_busy, claim=rotate
+        )
+        return Accepted(record.id, token, turn_id)
 
     async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
         record = await self.store.find_session(channel_id, key)
@@ -411,6 +504,16 @@ class AgentRuntime:
         except (SessionNotFound, InvalidId):
             return None
 
+    async def session_cost(self, session_id: str) -> float | None:
+        """The dollars a listed session's turns cost so far (None when a price was unknown
+        or the session is gone). Folded incrementally: each call reads only new events."""
+        from agentkit.engine.costs import session_cost
+
+        try:
+            return await session_cost(self.store, session_id, self._costs)
+        except (SessionNotFound, InvalidId):
+            return None
+
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0
     ) -> list[Event]:
@@ -490,6 +593,21 @@ class AgentRuntime:
     async def recover(self) -> None:
         """End turns whose process died; resume decided approvals; keep parked ones."""
         await recover_all(self)
+
+
+async def _none_paused() -> Mapping[str, Collection[str]]:
+    return {}
+
+
+def _is_channel_key(record: SessionRecord, token: str) -> bool:
+    return (
+        record.channel_id != "http"
+        and record.continuation_key is not None
+        and hmac.compare_digest(
+            record.continuation_key.encode("utf-8", "surrogatepass"),
+            token.encode("utf-8", "surrogatepass"),
+        )
+    )
 
 
 def _received(

@@ -35,6 +35,8 @@ class ToolCallOutcome:
     is_error: bool
     result: Any
     duration_ms: int
+    # True when the call was parked for approval on its session and has not run yet.
+    pending_approval: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,7 @@ class PendingApproval:
 
 
 Decision = Literal["approve", "deny"]
+OnBusy = Literal["interrupt", "queue", "reject"]
 
 
 class AgentService(Protocol):
@@ -78,8 +81,11 @@ class AgentService(Protocol):
         principal: Principal,
         workspace_files: Mapping[str, str] | None = None,
         source: str = "http",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
-        """Continue a chat session: interrupts a busy turn (bounded wait), rotates the token."""
+        """Continue a chat session: interrupts a busy turn (bounded wait), rotates the token.
+        `on_busy="queue"` runs the message after the current turn instead, `"reject"`
+        answers `Conflict(session_busy)` while the session is busy."""
         ...
 
     async def follow_up_by_key(
@@ -90,6 +96,7 @@ class AgentService(Protocol):
         *,
         principal: Principal,
         source: str = "channel",
+        on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue the session a channel-defined key points at (reminders, channels)."""
         ...

@@ -101,6 +101,9 @@ async def model_step(  # noqa: C901 - one branch per chunk kind
     reasoning: list[str] = []
     text: list[str] = []
     reasoning_open = False
+    # Usage per provider message id: a repeated id replaces, never adds (see `Finish`).
+    by_message: dict[str, Usage] = {}
+    anonymous = Usage()
 
     async def close_reasoning() -> None:
         nonlocal reasoning_open
@@ -128,7 +131,11 @@ async def model_step(  # noqa: C901 - one branch per chunk kind
                 await close_reasoning()
                 out.calls.append(chunk.call)
             elif isinstance(chunk, Finish):
-                out.usage = out.usage + chunk.usage
+                if chunk.message_id is None:
+                    anonymous = anonymous + chunk.usage
+                else:
+                    by_message[chunk.message_id] = chunk.usage
+                out.usage = sum(by_message.values(), anonymous)
                 out.stop_reason = chunk.stop_reason
     except (TurnInterrupted, ModelError):
         raise

@@ -40,6 +40,12 @@ class ToolSource(Protocol):
     def tool(self, name: str) -> ToolDefinition | None: ...
 
 
+class ToolProvider(Protocol):
+    """Tools that come from outside the project (MCP connections): listed per turn."""
+
+    async def tool_entries(self) -> list[ToolEntry]: ...
+
+
 class InvalidToolInput(Exception):
     """Arguments that do not match the tool's schema; the message says what is wrong."""
 
@@ -69,6 +75,7 @@ class ToolEntry:
     builtin: BuiltinHandler | None = None
     timeout: float | None = None
     definition: ToolDefinition | None = None
+    approval: bool = False  # a provided tool (no spec) that asks for approval every call
     _validator: Any = field(default=None, repr=False)
 
     @property
@@ -101,7 +108,7 @@ class ToolEntry:
 
     def needs_approval(self, value: Any) -> bool:
         if self.spec is None:
-            return False
+            return self.approval
         if self.definition is not None and self.spec.needs_approval == "predicate":
             try:
                 return self.definition.requires_approval(value)

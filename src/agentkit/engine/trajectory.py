@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentkit.costs import add_costs
 from agentkit.engine.approvals import pending_approvals
 from agentkit.events import Event, EventType, Usage
 from agentkit.sessions import fold_status
@@ -25,6 +26,8 @@ def trajectory(events: Iterable[Event]) -> dict[str, Any]:
     usage = Usage()
     model: str | None = None
     turns = 0
+    cost: float | None = 0.0  # None once a turn's price was unknown
+    abs_: dict[str, str] = {}
     for ev in events:
         t, d = ev.type, ev.data
         if t == EventType.TURN_STARTED:
@@ -48,13 +51,17 @@ def trajectory(events: Iterable[Event]) -> dict[str, Any]:
                 error=d.get("error"),
                 durationMs=d.get("durationMs"),
             )
+        elif t == EventType.AB_ASSIGNED:
+            abs_.setdefault(str(d.get("experiment")), str(d.get("variant")))
         elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
             if isinstance(d.get("usage"), dict):
                 usage = usage + Usage.model_validate(d["usage"])
+            raw_cost = d.get("costUsd")
+            cost = add_costs(cost, float(raw_cost) if isinstance(raw_cost, int | float) else None)
             reply, error = (
                 (d.get("result"), None) if t == EventType.TURN_COMPLETED else (None, d.get("error"))
             )
-    return {
+    out: dict[str, Any] = {
         "sessionId": events[0].session_id if events else None,
         "status": fold_status(events).value,
         "model": model,
@@ -68,6 +75,11 @@ def trajectory(events: Iterable[Event]) -> dict[str, Any]:
         "error": error,
         "usage": usage.model_dump(by_alias=True),
     }
+    if cost is not None and turns:
+        out["costUsd"] = cost  # absent when a price was unknown (never a false zero)
+    if abs_:
+        out["abs"] = abs_
+    return out
 
 
 def read_events_file(path: Path) -> list[Event]:

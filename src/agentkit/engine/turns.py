@@ -34,7 +34,7 @@ async def fail_turn(recorder: Recorder, state: TurnState, error: str) -> None:
         payloads.append(
             ActionResult(call_id=p.call_id, tool_name=p.tool_name, is_error=True, error=reason)
         )
-    payloads.append(TurnFailed(error=error, usage=state.usage))
+    payloads.append(TurnFailed(error=error, usage=state.usage, cost_usd=state.cost_usd))
     if recorder.session.mode == "task":
         payloads.append(SessionFailed(error=error))
     else:

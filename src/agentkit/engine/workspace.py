@@ -33,6 +33,10 @@ def safe_relative(path: str) -> PurePosixPath:
     """A workspace-relative path, or `BadRequest` if it is absolute or climbs out."""
     if not isinstance(path, str) or not path or "\x00" in path or "\\" in path:
         raise BadRequest(f"invalid workspace file path: {path!r}", code="invalid_path")
+    if not _is_text(path):
+        raise BadRequest(
+            f"workspace file path is not valid Unicode text: {path[:80]!r}", code="invalid_path"
+        )
     rel = PurePosixPath(path)
     if rel.is_absolute() or any(part in ("..", "") for part in rel.parts) or rel.parts[0] == ".":
         raise BadRequest(
@@ -40,6 +44,15 @@ def safe_relative(path: str) -> PurePosixPath:
             code="invalid_path",
         )
     return rel
+
+
+def _is_text(value: str) -> bool:
+    """False for strings holding lone surrogates (valid JSON escapes, but no UTF-8)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_files(files: Mapping[str, str] | None) -> dict[str, str]:
@@ -50,8 +63,8 @@ def check_files(files: Mapping[str, str] | None) -> dict[str, str]:
         raise BadRequest(f"too many workspace files (at most {MAX_FILES})")
     out: dict[str, str] = {}
     for path, text in files.items():
-        if not isinstance(text, str):
-            raise BadRequest(f"workspace file {path!r} must be text")
+        if not isinstance(text, str) or not _is_text(text):
+            raise BadRequest(f"workspace file {path[:80]!r} must be valid Unicode text")
         rel = safe_relative(path)
         if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in rel.parts):
             raise BadRequest(

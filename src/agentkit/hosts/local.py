@@ -23,7 +23,12 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from agentkit.ab.monitor import AbMonitor
 from agentkit.authoring.contexts import HostServices
+from agentkit.channels.delivery import ChannelFanout
+from agentkit.channels.runtime import ChannelRuntime
+from agentkit.engine.arms import experiments as engine_experiments
+from agentkit.engine.fanout import Fanout, MultiFanout
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
 from agentkit.hooks import LocalHookFanout, load_hooks
@@ -84,16 +89,34 @@ class LocalHost:
             logger=logging.getLogger(f"agentkit.agent.{bundle.slug}"),
         )
         self.fanout = LocalHookFanout.from_bundle(bundle)
+        # A/B experiments: samples, on_sample and guardrails as events are recorded.
+        experiments = engine_experiments(bundle.manifest, bundle)
+        self.ab = AbMonitor(experiments) if experiments else None
+        fanout: Fanout = self.fanout if self.ab is None else MultiFanout([self.fanout, self.ab])
         self.runtime = AgentRuntime(
             bundle,
             self.store,
-            fanout=self.fanout,
+            fanout=fanout,
             host_services=self.services,
             state_root=self.state_dir,
             **(runtime_options or {}),
         )
         self.reminders.attach(service=self.runtime, host=self.services)
-        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        if self.ab is not None:
+            self.ab.attach(self.runtime)
+        self.channels: ChannelRuntime | None = None
+        self.channel_fanout: ChannelFanout | None = None
+        if bundle.manifest.channels:
+            self.channels = ChannelRuntime(self.runtime, bundle, self.store, self.services)
+            self.channel_fanout = ChannelFanout(self.channels)
+            _ = self.channels.channels  # load them now: packs offer `host.github` to tools
+            self.runtime.fanout = MultiFanout([fanout, self.channel_fanout])
+        from agentkit.mcp.connections import attach
+
+        self.mcp = attach(bundle, self.runtime, self.services)
+        self.schedules = ScheduleDispatcher(
+            self.runtime, definitions=bundle, host=self.services, channels=self.channels
+        )
         self.schedule_runner = (
             ScheduleRunner(self.schedules, self.timer)
             if fire_schedules and self.timer is not None
@@ -112,7 +135,7 @@ class LocalHost:
         return self.runtime
 
     def mount(self) -> AgentMount:
-        return AgentMount(slug=self.slug, service=self.runtime, host=self)
+        return AgentMount(slug=self.slug, service=self.runtime, host=self, channels=self.channels)
 
     def claim_state_dir(self) -> None:
         """Take the state directory's lock now, or raise `StateDirBusy`.
@@ -137,6 +160,8 @@ class LocalHost:
         if released:
             log.info("%s: released %d turn lease(s) left by a stopped process", self.slug, released)
         await self.runtime.recover()
+        if self.ab is not None:
+            await self.ab.load()
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()
@@ -148,6 +173,12 @@ class LocalHost:
         if self.timer is not None:
             await self.timer.close()
         await self.fanout.close()
+        if self.ab is not None:
+            await self.ab.close()
+        if self.channel_fanout is not None:
+            await self.channel_fanout.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()

@@ -217,10 +217,12 @@ class _StreamState:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.usage: dict[str, int] = {}
         self.stop_reason: StopReason = "other"
+        self.message_id: str | None = None
 
     def feed(self, event: Any) -> list[ModelChunk]:
         kind = event.type
         if kind == "message_start":
+            self.message_id = getattr(event.message, "id", None) or None
             self._take_usage(event.message.usage)
         elif kind == "content_block_start":
             block = event.content_block
@@ -277,4 +279,6 @@ class _StreamState:
                 self.usage[ours] = int(value)
 
     def finish(self) -> Finish:
-        return Finish(stop_reason=self.stop_reason, usage=Usage(**self.usage))
+        return Finish(
+            stop_reason=self.stop_reason, usage=Usage(**self.usage), message_id=self.message_id
+        )

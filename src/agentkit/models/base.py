@@ -93,6 +93,9 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "error", "other"]
 class Finish:
     stop_reason: StopReason
     usage: Usage
+    # The provider's message id, when it has one: a stream may repeat the usage of one
+    # message on several chunks, and the engine counts each message id once.
+    message_id: str | None = field(default=None, compare=False)
 
 
 ModelChunk = TextDelta | ReasoningDelta | ToolCallChunk | Finish

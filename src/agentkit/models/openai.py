@@ -192,9 +192,11 @@ class _StreamState:
         self.calls: dict[int, dict[str, str]] = {}
         self.stop_reason: StopReason = "other"
         self.usage = Usage()
+        self.message_id: str | None = None
 
     def feed(self, chunk: Any) -> list[ModelChunk]:
         out: list[ModelChunk] = []
+        self.message_id = getattr(chunk, "id", None) or self.message_id
         if chunk.usage is not None:
             self._take_usage(chunk.usage)
         for choice in chunk.choices or []:
@@ -242,5 +244,7 @@ class _StreamState:
             out.append(
                 ToolCallChunk(ToolCall(call["id"] or f"call_{index}", call["name"], arguments))
             )
-        out.append(Finish(stop_reason=self.stop_reason, usage=self.usage))
+        out.append(
+            Finish(stop_reason=self.stop_reason, usage=self.usage, message_id=self.message_id)
+        )
         return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from agentkit.authoring.agent import AgentDefinition
 from agentkit.project.content import (
@@ -21,6 +22,7 @@ from agentkit.project.instructions import discover_instructions
 from agentkit.project.loader import ModuleScope
 from agentkit.project.manifest import AgentSpec, Manifest
 from agentkit.project.surface import (
+    discover_ab_config,
     discover_abs,
     discover_channels,
     discover_hooks,
@@ -40,6 +42,7 @@ KNOWN_ENTRIES = frozenset(
         "tools",
         "skills",
         "mcp-connections",
+        "mcp.lock",  # pinned MCP tool definitions (`agentkit mcp lock`)
         "subagents",
         "channels",
         "hooks",
@@ -108,16 +111,30 @@ def discover_project(root: Path) -> tuple[Manifest, ModuleScope]:
         skills=sorted(discover_skills(ctx), key=lambda s: s.name),
         subagents=sorted(discover_subagents(ctx), key=lambda s: s.name),
         mcp_connections=sorted(discover_mcp(ctx), key=lambda m: m.name),
+        mcp_lock=_mcp_lock(ctx),
         channels=sorted(discover_channels(ctx), key=lambda c: c.name),
         schedules=sorted(discover_schedules(ctx), key=lambda s: s.id),
         hooks=sorted(discover_hooks(ctx), key=lambda h: h.name),
         abs=sorted(discover_abs(ctx), key=lambda a: a.name),
+        ab_config=discover_ab_config(ctx),
         evals=sorted(evals, key=lambda e: e.id),
         evals_config=evals_config,
         workspace_files=discover_workspace(ctx),
         diagnostics=[],
     )
     return manifest.model_copy(update={"diagnostics": ctx.diag.sorted()}), ctx.importer.scope
+
+
+def _mcp_lock(ctx: Ctx) -> dict[str, Any] | None:
+    """`agent/mcp.lock`, baked into the manifest so deployments pin the same tools."""
+    from agentkit.project.mcp_lock import LOCK_FILE, read_lock
+
+    try:
+        lock = read_lock(ctx.agent_dir)
+    except ValueError as exc:
+        ctx.diag.add("mcp.lock_invalid", f"agent/{LOCK_FILE}", str(exc))
+        return None
+    return lock.to_json() if lock is not None else None
 
 
 def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:

@@ -59,6 +59,7 @@ class ToolSpec(_Model):
     needs_approval: bool | Literal["predicate"] = False
     execution: Literal["server", "agent"] = "server"
     timeout: float | None = None
+    env: list[str] = Field(default_factory=list)  # variables an agent tool's process may see
     ref: CodeRef | None = None  # None for built-in tools
 
 
@@ -146,10 +147,13 @@ class Manifest(_Model):
     skills: list[SkillSpec] = Field(default_factory=list)
     subagents: list[SubagentSpec] = Field(default_factory=list)
     mcp_connections: list[McpConnectionSpec] = Field(default_factory=list)
+    # `agent/mcp.lock` as written by `agentkit mcp lock` (None: MCP tools are not pinned).
+    mcp_lock: dict[str, Any] | None = None
     channels: list[ChannelSpec] = Field(default_factory=list)
     schedules: list[ScheduleSpec] = Field(default_factory=list)
     hooks: list[HookSpec] = Field(default_factory=list)
     abs: list[AbSpec] = Field(default_factory=list)
+    ab_config: dict[str, Any] | None = None  # agent/ab.config.py, camelCase keys
     evals: list[EvalSpec] = Field(default_factory=list)
     evals_config: dict[str, Any] | None = None
     workspace_files: list[str] = Field(default_factory=list)  # under agent/sandbox/workspace

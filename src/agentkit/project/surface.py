@@ -3,12 +3,14 @@ experiments and schedules. Identity comes from the file name."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
-from agentkit.authoring.ab import AbDefinition
+from agentkit.authoring.ab import AbConfig, AbDefinition
 from agentkit.authoring.channels import ChannelDefinition
 from agentkit.authoring.hooks import HookDefinition
-from agentkit.authoring.mcp import McpConnectionDefinition
+from agentkit.authoring.mcp import McpConnectionDefinition, env_vars
 from agentkit.authoring.schedules import ScheduleDefinition
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.project.context import Ctx
@@ -100,6 +102,7 @@ def discover_tools(ctx: Ctx) -> list[ToolSpec]:
                 needs_approval=approval,
                 execution=tool.execution,
                 timeout=tool.timeout,
+                env=list(tool.env),
                 ref=ref,
             )
         )
@@ -116,6 +119,14 @@ def discover_mcp(ctx: Ctx) -> list[McpConnectionSpec]:
         if found is None:
             continue
         ref, conn = found
+        for value in [*conn.headers.values(), *conn.env.values()]:
+            for var in env_vars(value):
+                if var not in os.environ:
+                    ctx.diag.add(
+                        "mcp.env_unset",
+                        ctx.fs.rel(path),
+                        f"MCP connection {path.stem!r} uses ${{{var}}}, which is not set",
+                    )
         out.append(
             McpConnectionSpec(
                 name=path.stem,
@@ -216,6 +227,22 @@ def discover_abs(ctx: Ctx) -> list[AbSpec]:
             )
         )
     return out
+
+
+def discover_ab_config(ctx: Ctx) -> dict[str, Any] | None:
+    """`agent/ab.config.py` as camelCase settings (None when absent)."""
+    path = ctx.agent_dir / "ab.config.py"
+    if not path.is_file() or not ctx.fs.inside(path):
+        return None
+    found = ctx.importer.single(path, AbConfig, "A/B config")
+    if found is None:
+        return None
+    cfg = found[1]
+    return {
+        "maxPlaygroundSessions": cfg.max_playground_sessions,
+        "durableSamples": cfg.durable_samples,
+        "durableSnapshots": cfg.durable_snapshots,
+    }
 
 
 def discover_schedules(ctx: Ctx) -> list[ScheduleSpec]:

@@ -18,6 +18,9 @@ __all__ = ["format_instant", "next_fire", "parse_duration", "parse_instant", "va
 _FIELD_RE = re.compile(r"^[0-9A-Za-z*/,#-]+$")
 _DURATION_RE = re.compile(r"(\d+)\s*([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+# The longest duration accepted: far beyond any reminder's use, far inside what datetime
+# arithmetic can add to "now" without overflowing.
+MAX_DURATION = timedelta(days=3660)
 
 
 def validate_cron(expr: object) -> str | None:
@@ -73,7 +76,8 @@ def next_fire(expr: str, after: datetime) -> datetime:
 def parse_duration(text: object) -> timedelta:
     """Parse "30s", "20m", "2h", "1d" (or a compound such as "1h30m") into a timedelta.
 
-    Raises `ValueError` with a readable message for anything else, zero included.
+    Raises `ValueError` with a readable message for anything else, zero and anything over
+    `MAX_DURATION` included (so adding it to a date never overflows).
     """
     if not isinstance(text, str):
         raise ValueError(f"duration must be a string such as '20m' or '2h', got {text!r}")
@@ -83,7 +87,10 @@ def parse_duration(text: object) -> timedelta:
     for match in _DURATION_RE.finditer(compact):
         if match.start() != pos:
             break
-        seconds += int(match.group(1)) * _UNITS[match.group(2)]
+        digits = match.group(1).lstrip("0") or "0"
+        if len(digits) > 12:  # never build a huge int (or hit int()'s digit limit)
+            raise ValueError(f"duration {text[:40]!r} is too long (at most {MAX_DURATION.days}d)")
+        seconds += int(digits) * _UNITS[match.group(2)]
         pos = match.end()
     if not compact or pos != len(compact):
         raise ValueError(
@@ -91,6 +98,8 @@ def parse_duration(text: object) -> timedelta:
         )
     if seconds <= 0:
         raise ValueError(f"duration {text!r} must be longer than zero")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"duration {text[:40]!r} is too long (at most {MAX_DURATION.days}d)")
     return timedelta(seconds=seconds)
 
 

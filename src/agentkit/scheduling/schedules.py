@@ -103,8 +103,9 @@ def _host_for(host: HostServices, principal: str) -> HostServices:
 class _Firing:
     """The state of one handler-schedule firing: sessions touched, work to wait for."""
 
-    def __init__(self, service: AgentService, schedule_id: str) -> None:
+    def __init__(self, service: AgentService, schedule_id: str, channels: Any = None) -> None:
         self.service = service
+        self.channels = channels  # the agent's ChannelRuntime, when it has channels
         self.schedule_id = schedule_id
         self.principal = Principal(f"schedule:{schedule_id}")
         self.session_ids: list[str] = []
@@ -121,6 +122,13 @@ class _Firing:
     ) -> Any:
         if not isinstance(message, str) or not message.strip():
             raise ValueError("receive needs a non-empty message")
+        if self.channels is not None and self._is_channel(channel):
+            # A real channel: its session is the channel's (`channel:<id>`), keyed as it says.
+            handed = await self.channels.receive(
+                channel, message, continuation_key=continuation_key, source="schedule"
+            )
+            self._touched(handed)
+            return handed
         channel_id = _channel_id(channel)
         principal = _principal(auth, self.principal)
         accepted: Any = None
@@ -140,10 +148,20 @@ class _Firing:
                 continuation_key=continuation_key,
                 source="schedule",
             )
+        self._touched(accepted)
+        return accepted
+
+    def _is_channel(self, channel: Any) -> bool:
+        try:
+            self.channels.channel_id(channel)
+        except (NotFound, ValueError):
+            return False
+        return True
+
+    def _touched(self, accepted: Any) -> None:
         session_id = getattr(accepted, "session_id", None)
         if isinstance(session_id, str) and session_id not in self.session_ids:
             self.session_ids.append(session_id)
-        return accepted
 
     async def call_tool(self, name: str, tool_input: Mapping[str, Any] | None = None) -> Any:
         return await self.service.call_tool(name, dict(tool_input or {}), principal=self.principal)
@@ -169,10 +187,12 @@ class ScheduleDispatcher:
         *,
         definitions: _Definitions | None = None,
         host: HostServices | None = None,
+        channels: Any = None,
     ) -> None:
         self._service = service
         self._definitions = definitions
         self._host = host or HostServices()
+        self._channels = channels
 
     @property
     def schedules(self) -> list[ScheduleSpec]:
@@ -194,7 +214,7 @@ class ScheduleDispatcher:
         definition = self._load(spec)
         if definition.run is None:
             return await self._start_task(spec.id, definition.markdown or "")
-        firing = _Firing(self._service, spec.id)
+        firing = _Firing(self._service, spec.id, self._channels)
         ctx = ScheduleContext(
             schedule_id=spec.id,
             receive=firing.receive,

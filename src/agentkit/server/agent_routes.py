@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 
-from agentkit.errors import BadRequest, NotFound
+from agentkit.errors import BadRequest, Forbidden, NotFound
 from agentkit.project.manifest import Manifest
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.logs import LogBuffer
@@ -18,10 +18,11 @@ from agentkit.server.schemas import (
     LogPage,
     Meta,
     ToolCallBody,
+    ToolCallPending,
     ToolCallResult,
 )
 from agentkit.server.session_routes import known_session_id
-from agentkit.server.state import principal
+from agentkit.server.state import principal, server_state
 from agentkit.sessions import Principal
 
 Caller = Annotated[Principal, Depends(principal)]
@@ -32,12 +33,18 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     router = DeferredRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: tools"])
 
     @router.post(
-        "/v1/tools/{tool_name}", response_model=ToolCallResult, response_model_by_alias=True
+        "/v1/tools/{tool_name}",
+        response_model=ToolCallResult,
+        response_model_by_alias=True,
+        responses={202: {"model": ToolCallPending, "description": "Parked for approval"}},
     )
     async def call_tool(
         tool_name: Annotated[str, Path(max_length=200)], body: ToolCallBody, caller: Caller
-    ) -> ToolCallResult:
-        """Run a server tool with no model turn (inside a session when `sessionId` is given)."""
+    ) -> ToolCallResult | JSONResponse:
+        """Run a server tool with no model turn (inside a session when `sessionId` is given).
+
+        A call that needs approval is refused without a session (403 `approval_required`)
+        and parked on the session with one (202, `status: "pending_approval"`)."""
         manifest = service.manifest
         spec = manifest.tool(tool_name)
         server_tools = sorted(t.name for t in manifest.tools if t.execution == "server")
@@ -54,6 +61,9 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         outcome = await service.call_tool(
             tool_name, body.input, principal=caller, session_id=session_id
         )
+        if outcome.pending_approval:
+            pending = ToolCallPending(tool_name=outcome.tool_name, call_id=outcome.call_id)
+            return JSONResponse(pending.model_dump(by_alias=True), status_code=202)
         return ToolCallResult(
             tool_name=outcome.tool_name,
             call_id=outcome.call_id,
@@ -76,7 +86,15 @@ def meta_router(
     async def info(caller: Caller) -> JSONResponse:
         """The manifest snapshot (the same JSON as `agentkit info --json`)."""
         manifest: Manifest = service.manifest
-        return JSONResponse(manifest.model_dump(by_alias=True, mode="json"))
+        body = manifest.model_dump(by_alias=True, mode="json")
+        # MCP connections that have connected in this process list their tools as served.
+        connections = getattr(mount.host, "mcp", None)
+        if connections is not None:
+            live = {c["name"]: c for c in connections.describe()}
+            for item in body.get("mcpConnections", []):
+                if "tools" in live.get(item["name"], {}):
+                    item["listedTools"] = live[item["name"]]["tools"]
+        return JSONResponse(body)
 
     if health:
 
@@ -99,11 +117,22 @@ def meta_router(
 
     @router.get("/v1/logs", response_model=LogPage, response_model_by_alias=True)
     async def recent_logs(
+        request: Request,
         caller: Caller,
         after: Annotated[int, Query(ge=0, le=2**53)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 500,
     ) -> LogPage:
-        """Server log lines newer than `after`, oldest first."""
+        """Server log lines newer than `after`, oldest first (local developer only).
+
+        The buffer holds every principal's lines (tools' `ctx.logger` output included), so
+        it is served only to a direct loopback caller, the same rule as the dev routes; any
+        other principal gets 403."""
+        auth = server_state(request).options.auth
+        if not (caller.admin or auth.check_local_developer(request)):
+            raise Forbidden(
+                "server logs are for the local developer (a direct loopback caller)",
+                code="logs_local_only",
+            )
         if after > logs.last_seq:
             after = 0  # the server restarted since the client's cursor: start over
         entries = logs.after(after, limit)

@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse
 
 from agentkit import __version__
+from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.docs_site import docs_router
 from agentkit.server.host_routes import host_router
@@ -111,8 +112,15 @@ def create_app(
             session_router(mount, options),
             tool_router(mount, options),
             meta_router(mount, options, buffer),
+            ab_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)
+        if mount.channels is not None:
+            from agentkit.server.channel_routes import channel_router
+
+            install_router(app, channel_router(mount, options), responses=ERROR_RESPONSES)
+        # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
+        _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:
             _include_optional(app, "agentkit.server.dev_routes", "dev_router", mount, options)
         # The eval routes are always there (the playground's Evals tab), like the spec says.
@@ -123,6 +131,10 @@ def create_app(
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
+    if any(m.channels is not None for m in mounts):
+        from agentkit.server.channel_routes import github_webhook_router
+
+        install_router(app, github_webhook_router(mounts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
     install_router(app, _api_docs_router())

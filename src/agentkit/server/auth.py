@@ -3,7 +3,8 @@ names its principal, and a request no policy admits gets `401`.
 
 - `local_dev_strict()` (the default) admits direct loopback calls only. A request carrying
   any proxy-forwarding header is refused, because behind a tunnel or reverse proxy every
-  client looks like loopback.
+  client looks like loopback; so is one a browser sends on another site's behalf (a
+  non-loopback `Host` or `Origin`, or a non-JSON body: see `server.local_origin`).
 - `bearer_auth(tokens)` admits `Authorization: Bearer <token>` for any configured token,
   compared in constant time. Each token is its own principal, `bearer:<digest prefix>`, so
   the id is stable across restarts and never reveals the token.
@@ -25,6 +26,7 @@ from typing import Protocol
 from starlette.requests import Request
 
 from agentkit.errors import Unauthorized
+from agentkit.server.local_origin import check_local_request, is_local_request
 from agentkit.sessions import Principal
 
 FORWARDING_HEADERS = (
@@ -80,10 +82,19 @@ class AuthPolicy(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LocalDevStrict:
+    """Direct loopback callers whose `Host`, `Origin` and body type say "local developer".
+
+    `hosts` are extra names the `Host` header may carry (the address `serve` was bound to).
+    """
+
     name: str = "localDevStrict"
+    hosts: frozenset[str] = frozenset()
 
     def admit(self, request: Request) -> Principal | None:
-        return Principal(LOCAL_PRINCIPAL) if is_direct_loopback(request) else None
+        if not is_direct_loopback(request):
+            return None
+        check_local_request(request, self.hosts)  # 421 / 403 / 415, never a silent pass
+        return Principal(LOCAL_PRINCIPAL)
 
 
 class BearerAuth:
@@ -119,8 +130,8 @@ class AllowAll:
         return Principal(ANONYMOUS_PRINCIPAL)
 
 
-def local_dev_strict() -> LocalDevStrict:
-    return LocalDevStrict()
+def local_dev_strict(hosts: Iterable[str] = ()) -> LocalDevStrict:
+    return LocalDevStrict(hosts=frozenset(hosts))
 
 
 def bearer_auth(tokens: Iterable[str]) -> BearerAuth:
@@ -144,25 +155,51 @@ def bearer_token(request: Request) -> str | None:
 class AuthChain:
     """Ordered policies; `dev_admin` makes direct loopback callers admins (`serve --dev`)."""
 
-    def __init__(self, policies: Sequence[AuthPolicy], *, dev_admin: bool = False) -> None:
+    def __init__(
+        self,
+        policies: Sequence[AuthPolicy],
+        *,
+        dev_admin: bool = False,
+        local_hosts: Iterable[str] = (),
+    ) -> None:
         if not policies:
             raise ValueError("an auth chain needs at least one policy")
         self.policies = list(policies)
         self.dev_admin = dev_admin
+        # Names besides loopback ones a local developer's Host header may carry.
+        self.local_hosts = frozenset(local_hosts)
 
     @classmethod
     def from_flags(
-        cls, *, bearer_tokens: Sequence[str] = (), allow_anonymous: bool = False, dev: bool = False
+        cls,
+        *,
+        bearer_tokens: Sequence[str] = (),
+        allow_anonymous: bool = False,
+        dev: bool = False,
+        bound_host: str | None = None,
     ) -> AuthChain:
         """The chain `agentkit serve` builds from its flags."""
+        hosts = [bound_host] if bound_host else []
         policies: list[AuthPolicy] = []
         if bearer_tokens:
             policies.append(bearer_auth(bearer_tokens))
         if allow_anonymous:
             policies.append(allow_all())
         if not policies:
-            policies.append(local_dev_strict())
-        return cls(policies, dev_admin=dev)
+            policies.append(local_dev_strict(hosts))
+        return cls(policies, dev_admin=dev, local_hosts=hosts)
+
+    def is_local_developer(self, request: Request) -> bool:
+        """A direct loopback caller that passes the local-request checks (no raising)."""
+        return is_direct_loopback(request) and is_local_request(request, self.local_hosts)
+
+    def check_local_developer(self, request: Request) -> bool:
+        """True for the local developer; raises 421/403/415 for a loopback peer that fails
+        the local-request checks; False for anyone else."""
+        if not is_direct_loopback(request):
+            return False
+        check_local_request(request, self.local_hosts)
+        return True
 
     @property
     def names(self) -> list[str]:
@@ -172,7 +209,7 @@ class AuthChain:
         for policy in self.policies:
             principal = policy.admit(request)
             if principal is not None:
-                if self.dev_admin and is_direct_loopback(request):
+                if self.dev_admin and self.is_local_developer(request):
                     return Principal(principal.id, admin=True)
                 return principal
         raise Unauthorized(self._refusal(request))

@@ -13,9 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 
 from agentkit.errors import Forbidden, NotFound
-from agentkit.server.auth import is_direct_loopback
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.state import principal
+from agentkit.server.state import principal, server_state
 from agentkit.sessions import Principal
 
 __all__ = ["create_dev_router", "dev_router"]
@@ -24,8 +23,10 @@ __all__ = ["create_dev_router", "dev_router"]
 def admin(request: Request, caller: Annotated[Principal, Depends(principal)]) -> Principal:
     """Dev routes act on every session (they list and fire every reminder), so they are
     for the local developer only: a direct loopback caller (the router exists only under
-    `serve --dev`), not any principal a bearer token admits."""
-    if not (caller.admin or is_direct_loopback(request)):
+    `serve --dev`), not any principal a bearer token admits, and not a browser page
+    reaching loopback on the developer's behalf (see `server.local_origin`)."""
+    auth = server_state(request).options.auth
+    if not (caller.admin or auth.check_local_developer(request)):
         raise Forbidden("dev routes are for the local developer (a direct loopback caller)")
     return caller
 

@@ -24,6 +24,7 @@ class AgentMount:
     slug: str
     service: AgentService
     host: Any = None
+    channels: Any = None  # the agent's `ChannelRuntime` when it has channels to serve
 
     @property
     def name(self) -> str:

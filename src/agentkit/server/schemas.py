@@ -47,6 +47,13 @@ class FollowUpBody(_Wire):
     continuation_token: str = Field(min_length=1, max_length=512)
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     workspace_files: WorkspaceFiles | None = None
+    on_busy: Literal["interrupt", "queue", "reject"] | None = Field(
+        default=None,
+        description=(
+            "A busy session: interrupt its turn, queue behind it, or 409 `session_busy`. "
+            "Default: the agent's `on_busy` (interrupt unless configured)."
+        ),
+    )
 
 
 class SessionAccepted(_Reply):
@@ -85,6 +92,9 @@ class SessionSummary(_Reply):
     continuation_key: str | None = None
     created_at: str
     updated_at: str
+    cost_usd: float | None = Field(
+        default=None, description="Dollars spent so far; absent when a price is unknown."
+    )
 
 
 class SessionList(_Reply):
@@ -128,6 +138,15 @@ class ToolCallResult(_Reply):
     is_error: bool
     result: Any = None
     duration_ms: int
+
+
+class ToolCallPending(_Reply):
+    """A direct call parked for approval on its session (answered with 202)."""
+
+    ok: Literal[True] = True
+    tool_name: str
+    call_id: str
+    status: Literal["pending_approval"] = "pending_approval"
 
 
 class Health(_Reply):

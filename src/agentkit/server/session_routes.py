@@ -12,7 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from agentkit.engine.service import Accepted
+from agentkit.engine.busy import agent_on_busy
+from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
@@ -92,6 +93,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             principal=caller,
             workspace_files=body.workspace_files,
             source="http",
+            on_busy=body.on_busy or agent_on_busy(service.manifest),
         )
         return accepted(request, result)
 
@@ -168,6 +170,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             raise BadRequest("invalid cursor") from None
         # Each status reads only the tail of its stream; the listed sessions' reads overlap.
         statuses = await asyncio.gather(*(service.session_status(r.id) for r in page.items))
+        costs = await _costs(service, [r.id for r in page.items])
         return SessionList(
             sessions=[
                 SessionSummary(
@@ -179,8 +182,9 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
                     continuation_key=r.continuation_key,
                     created_at=r.created_at,
                     updated_at=r.updated_at,
+                    cost_usd=cost,
                 )
-                for r, status in zip(page.items, statuses, strict=True)
+                for r, status, cost in zip(page.items, statuses, costs, strict=True)
                 if status is not None  # deleted since it was listed
             ],
             cursor=page.cursor,
@@ -230,3 +234,11 @@ def _add_approval_routes(router: APIRouter, mount: AgentMount) -> None:
             known_session_id(session_id), call_id, body.decision, principal=caller
         )
         return DecisionResult(call_id=call_id, decision=body.decision)
+
+
+async def _costs(service: AgentService, session_ids: list[str]) -> list[float | None]:
+    """Each listed session's cost so far (None where unknown or not offered)."""
+    fn = getattr(service, "session_cost", None)
+    if fn is None:
+        return [None] * len(session_ids)
+    return list(await asyncio.gather(*(fn(sid) for sid in session_ids)))

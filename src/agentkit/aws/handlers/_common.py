@@ -65,7 +65,15 @@ def instrumented(fn: Handler) -> Handler:
         from agentkit.aws import observability
 
         log = observability.logger()
-        traced = observability.tracer().capture_lambda_handler(fn) if tracing_enabled() else fn
+        # Responses and errors carry continuation tokens and conversation text: never
+        # copied into trace metadata.
+        traced = (
+            observability.tracer().capture_lambda_handler(
+                fn, capture_response=False, capture_error=False
+            )
+            if tracing_enabled()
+            else fn
+        )
         logged = log.inject_lambda_context(traced, clear_state=True)
         try:
             return logged(event, context)

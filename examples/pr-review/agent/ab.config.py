@@ -1,0 +1,3 @@
+from agentkit import define_ab_config
+
+config = define_ab_config(max_playground_sessions=50)

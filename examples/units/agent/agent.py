@@ -1,0 +1,3 @@
+from agentkit import define_agent
+
+agent = define_agent(max_steps=6)

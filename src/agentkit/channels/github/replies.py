@@ -1,0 +1,78 @@
+"""Delivery handlers of the GitHub channel: replies and approval requests as PR comments.
+
+They run wherever channel delivery runs (in-process locally, the hooks function on AWS),
+never inside the webhook request. Each post is claimed first (`ctx.sessions.claim`), so a
+redelivered event, a retried batch or two processes never post twice for one turn or one
+approval request. Failures are logged, never raised into delivery.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agentkit.authoring.channels import ChannelEventContext
+from agentkit.channels.github.client import GitHubClient, GitHubError
+from agentkit.channels.github.keys import MARKER, head_sha_in, parse_key
+from agentkit.events import Event, EventType
+
+log = logging.getLogger("agentkit.channels.github")
+
+
+async def pinned_head(ctx: ChannelEventContext, session_id: str, before: int | None) -> str | None:
+    """The PR head the session had seen (the last PR message before index `before`)."""
+    if ctx.sessions is None:
+        return None
+    head: str | None = None
+    for event in await ctx.sessions.read_events(session_id):
+        if before is not None and event.index >= before:
+            break
+        if event.type == EventType.MESSAGE_RECEIVED:
+            head = head_sha_in(str(event.data.get("message", ""))) or head
+    return head
+
+
+class Replies:
+    """`turn.completed` -> a comment with the answer; `action.approval_requested` -> a
+    comment listing the call and how to answer it."""
+
+    def __init__(self, client: GitHubClient, approvers: list[str]) -> None:
+        self.client = client
+        self.approvers = approvers
+
+    async def _post_once(self, ctx: ChannelEventContext, claim: str, body: str) -> None:
+        ref = parse_key(ctx.session.continuation_key)
+        if ref is None or ctx.sessions is None:
+            return
+        if not await ctx.sessions.claim(claim):
+            return  # already posted (or being posted) by another delivery
+        try:
+            await self.client.comment(ref.owner, ref.repo, ref.number, f"{body}\n\n{MARKER}")
+        except GitHubError as exc:
+            log.error("could not comment on %s: %s", ref.key, exc)
+
+    async def on_turn_completed(self, event: Event, ctx: ChannelEventContext) -> None:
+        text = str(event.data.get("result") or "").strip()
+        if text:
+            await self._post_once(ctx, f"reply:{event.session_id}:{event.turn_id}", text)
+
+    async def on_approval_requested(self, event: Event, ctx: ChannelEventContext) -> None:
+        call_id = str(event.data.get("callId", ""))
+        tool = str(event.data.get("toolName", ""))
+        args = json.dumps(event.data.get("arguments") or {}, indent=2, sort_keys=True)
+        head = await pinned_head(ctx, event.session_id, event.index)
+        who = ", ".join(f"@{a}" for a in self.approvers) or "nobody (no approvers configured)"
+        body = (
+            f"The agent wants to run `{tool}` and needs approval (call `{call_id}`).\n\n"
+            f"```json\n{args}\n```\n\n"
+            f"Reply `/approve {call_id}` or `/deny {call_id}`. Approvers: {who}.\n"
+            f"This approval is for head {head or 'unknown'}; a new push voids it."
+        )
+        await self._post_once(ctx, f"ask:{event.session_id}:{call_id}", body)
+
+    def handlers(self) -> dict[str, Any]:
+        return {
+            EventType.TURN_COMPLETED.value: self.on_turn_completed,
+            EventType.ACTION_APPROVAL_REQUESTED.value: self.on_approval_requested,
+        }

@@ -1,0 +1,139 @@
+"""What a message to a busy session does: the `queue` and `reject` strategies.
+
+`interrupt` (the default) is the follow-up path of `AgentRuntime`. The other two never
+interrupt anything:
+
+- `reject`: the session is checked and the message recorded under the session's lease, so
+  of two messages racing for an idle session exactly one becomes a turn and the other gets
+  409 `session_busy`; a message to a running or parked session gets 409 too.
+- `queue`: a message for a busy session is recorded as `message.queued` (outside the
+  conversation, no turn id on the event) and becomes a turn once the session is idle, in
+  the order queued. Whoever releases the session drains the queue: the turn runner after
+  its turn, and the queuer itself right after queueing (in case the turn ended between
+  its check and its append), so no message waits on a turn that is already gone.
+
+Both only use the store's lease and the event stream, so they hold across processes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentkit.errors import Conflict
+from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
+from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
+
+OnBusy = Literal["interrupt", "queue", "reject"]
+ON_BUSY: tuple[str, ...] = ("interrupt", "queue", "reject")
+BUSY = (SessionStatus.RUNNING, SessionStatus.AWAITING_APPROVAL)
+
+
+def agent_on_busy(manifest: Any) -> OnBusy:
+    """The agent's default strategy (`define_agent(on_busy=...)`), else `interrupt`."""
+    value = (manifest.agent.options or {}).get("on_busy")
+    if value == "queue":
+        return "queue"
+    if value == "reject":
+        return "reject"
+    return "interrupt"
+
+
+def pending_queue(events: list[Event]) -> list[Event]:
+    """`message.queued` events not yet accepted as a turn, oldest first."""
+    accepted = {
+        e.data.get("queueId")
+        for e in events
+        if e.type == EventType.MESSAGE_RECEIVED and e.data.get("queueId")
+    }
+    return [
+        e
+        for e in events
+        if e.type == EventType.MESSAGE_QUEUED and e.data.get("queueId") not in accepted
+    ]
+
+
+async def accept_when_idle(
+    rt: AgentRuntime,
+    record: SessionRecord,
+    message: str,
+    principal: Principal,
+    source: str,
+    on_busy: OnBusy,
+    *,
+    claim: Callable[[], Awaitable[None]] | None = None,
+) -> str:
+    """Accept `message` under `reject` or `queue`; returns its turn id.
+
+    `claim` runs once the message is sure to be kept (before anything is recorded), e.g.
+    an HTTP follow-up's token rotation; its error leaves nothing recorded.
+    """
+    from agentkit.engine.runtime import new_turn_id
+
+    turn_id = new_turn_id()
+    holder = "accept:" + secrets.token_hex(6)
+    leased = await rt.store.acquire_lease(record.id, holder, rt.lease_ttl)
+    try:
+        events = await rt.store.read(record.id) if leased else []
+        idle = leased and fold_status(events) not in BUSY and not pending_queue(events)
+        if not idle and on_busy == "reject":
+            raise Conflict("the session is busy", code="session_busy")
+        if claim is not None:
+            await claim()
+        rt.local_stop.discard(record.id)
+        if idle:
+            await rt.store.set_interrupt(record.id, False)
+            received = MessageReceived(message=message, principal=principal.id, source=source)
+            await rt.record(record, [draft(received, turn_id=turn_id)])
+        else:
+            queued = MessageQueued(
+                queue_id=turn_id, message=message, principal=principal.id, source=source
+            )
+            await rt.record(record, [draft(queued)])
+    finally:
+        if leased:
+            await rt.store.release_lease(record.id, holder)
+    if idle:
+        await rt.dispatcher.dispatch(record.id, turn_id)
+    else:
+        await drain_queue(rt, record.id)
+    return turn_id
+
+
+async def drain_queue(rt: AgentRuntime, session_id: str) -> bool:
+    """Turn the oldest queued message into a turn if the session is idle; True if it did.
+
+    Cheap when nothing is queued (one read, no lease).
+    """
+    events = await rt.store.read(session_id)
+    if not pending_queue(events):
+        return False
+    record = rt.known_record(session_id) or await rt.store.get_session(session_id)
+    if record is None:
+        return False
+    holder = "queue:" + secrets.token_hex(6)
+    if not await rt.store.acquire_lease(session_id, holder, rt.lease_ttl):
+        return False  # whoever holds it drains when they let go
+    try:
+        events = await rt.store.read(session_id)
+        waiting = pending_queue(events)
+        if not waiting or fold_status(events) in BUSY:
+            return False
+        head = waiting[0].data
+        turn_id = str(head["queueId"])
+        received = MessageReceived(
+            message=str(head.get("message", "")),
+            principal=head.get("principal"),
+            source=head.get("source"),
+            queue_id=turn_id,
+        )
+        await rt.store.set_interrupt(session_id, False)
+        await rt.record(record, [draft(received, turn_id=turn_id)])
+    finally:
+        await rt.store.release_lease(session_id, holder)
+    await rt.dispatcher.dispatch(session_id, turn_id)
+    return True

@@ -1,0 +1,155 @@
+"""Budgets: a turn parks on "budget exceeded: continue?" before overspending."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentkit.events import Usage
+from agentkit.models.base import ModelRequest
+from agentkit.models.scripted import ScriptedModel, Step, call
+from agentkit.sessions import Principal, SessionStatus, fold_status
+
+from .conftest import PRICES, RuntimeFactory, agent_py, settle
+
+ALICE = Principal("alice")
+HUNDRED = Usage(input_tokens=80, output_tokens=20)
+
+
+def add_steps(n: int) -> list[Step]:
+    steps = [Step.tool_calls(call("add", {"a": i, "b": 1}), usage=HUNDRED) for i in range(n)]
+    return [*steps, Step.text("all done", usage=HUNDRED)]
+
+
+async def parked(make_runtime: RuntimeFactory) -> tuple[object, ScriptedModel, str]:
+    # 100 tokens a step, 500 a turn: steps 1-5 run (the fifth, at 400 spent, is told the
+    # budget is nearly gone), the sixth would pass 500 and parks instead.
+    model = ScriptedModel(add_steps(5))
+    rt = make_runtime(
+        {"agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 500})},
+        lambda _id: model,
+    )
+    acc = await rt.start_session("count", principal=ALICE)
+    await settle(rt)
+    return rt, model, acc.session_id
+
+
+async def test_a_turn_parks_before_passing_its_budget(make_runtime: RuntimeFactory) -> None:
+    rt, model, sid = await parked(make_runtime)
+    events = await rt.store.read(sid)  # type: ignore[attr-defined]
+    assert len(model.requests) == 5
+    assert fold_status(events) == SessionStatus.AWAITING_APPROVAL
+    pending = await rt.approvals(sid, principal=ALICE)  # type: ignore[attr-defined]
+    assert [p.tool_name for p in pending] == ["budget"]
+    assert pending[0].arguments["reason"].startswith("budget exceeded: this turn has used 500")
+    # The step at 80% or more of the budget was told what remains; earlier ones were not.
+    systems = [r.system for r in model.requests]
+    assert not any("Budget:" in s for s in systems[:4])
+    assert "about 100 tokens remain" in systems[4]
+
+
+async def test_approving_continues_the_turn(make_runtime: RuntimeFactory) -> None:
+    rt, model, sid = await parked(make_runtime)
+    call_id = (await rt.approvals(sid, principal=ALICE))[0].call_id  # type: ignore[attr-defined]
+    await rt.resolve_approval(sid, call_id, "approve", principal=ALICE)  # type: ignore[attr-defined]
+    await settle(rt)  # type: ignore[arg-type]
+    events = await rt.store.read(sid)  # type: ignore[attr-defined]
+    done = [e for e in events if e.type == "turn.completed"]
+    assert len(done) == 1 and done[0].data["result"] == "all done"
+    assert done[0].data["usage"]["inputTokens"] == 480
+    assert len(model.requests) == 6
+    # The model never sees the budget approval as a tool call of its own.
+    last: ModelRequest = model.requests[-1]
+    assert all(getattr(m, "tool_name", None) != "budget" for m in last.messages)
+
+
+async def test_denying_fails_the_turn(make_runtime: RuntimeFactory) -> None:
+    rt, model, sid = await parked(make_runtime)
+    call_id = (await rt.approvals(sid, principal=ALICE))[0].call_id  # type: ignore[attr-defined]
+    await rt.resolve_approval(sid, call_id, "deny", principal=ALICE)  # type: ignore[attr-defined]
+    await settle(rt)  # type: ignore[arg-type]
+    events = await rt.store.read(sid)  # type: ignore[attr-defined]
+    failed = [e for e in events if e.type == "turn.failed"]
+    assert len(failed) == 1
+    assert failed[0].data["error"] == "budget exceeded: the request to continue was denied"
+    assert len(model.requests) == 5
+
+
+async def test_session_budget_in_dollars_counts_earlier_turns(
+    make_runtime: RuntimeFactory,
+) -> None:
+    # A text turn of 1000 input tokens costs $0.003 at the test price; the session may
+    # spend $0.005, so the second turn would pass it and parks before its model call.
+    usage = Usage(input_tokens=1000)
+    model = ScriptedModel([Step.text("one", usage=usage), Step.text("two", usage=usage)])
+    rt = make_runtime(
+        {"agent/agent.py": agent_py(prices=PRICES, budget={"session_usd": 0.005})},
+        lambda _id: model,
+    )
+    acc = await rt.start_session("first", principal=ALICE)
+    await settle(rt)
+    await rt.follow_up(acc.session_id, acc.continuation_token, "second", principal=ALICE)
+    await settle(rt)
+    assert len(model.requests) == 1
+    pending = await rt.approvals(acc.session_id, principal=ALICE)
+    assert "this session has used $0.0030" in pending[0].arguments["reason"]
+
+
+async def test_a_subagent_cannot_spend_past_the_budget(make_runtime: RuntimeFactory) -> None:
+    # The subagent would loop on tools for ever; the shared check stops it, and the
+    # parent's next step parks.
+    sub = [Step.tool_calls(call("add", {"a": 1, "b": 1}), usage=HUNDRED) for _ in range(50)]
+    parent = ScriptedModel(
+        [
+            Step.tool_calls(
+                call("task", {"subagent": "helper", "prompt": "add forever"}), usage=HUNDRED
+            ),
+            Step.text("never", usage=HUNDRED),
+        ]
+    )
+    child = ScriptedModel(sub, model_id="child")
+    files = {
+        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 500}),
+        "agent/subagents/helper/agent.py": (
+            "from agentkit import define_agent\n"
+            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
+        ),
+        "agent/subagents/helper/instructions.md": "You help.\n",
+    }
+    rt = make_runtime(files, lambda mid: child if mid else parent)
+    acc = await rt.start_session("go", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    done = next(e.data for e in events if e.type == "subagent.completed")
+    assert "budget exceeded" in done["error"]
+    assert len(child.requests) <= 5  # 100 from the parent + at most 4 child steps of 100
+    assert fold_status(events) == SessionStatus.AWAITING_APPROVAL
+    assert len(parent.requests) == 1
+
+
+def test_bad_budgets_fail_at_definition() -> None:
+    from agentkit import define_agent
+
+    with pytest.raises(ValueError, match="unknown budget key"):
+        define_agent(budget={"daily": 3})
+    with pytest.raises(ValueError, match="positive"):
+        define_agent(budget={"turn_usd": -1})
+
+
+async def test_each_approval_grants_exactly_one_more_budget(make_runtime: RuntimeFactory) -> None:
+    model = ScriptedModel(add_steps(12))
+    rt = make_runtime(
+        {"agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 500})},
+        lambda _id: model,
+    )
+    acc = await rt.start_session("count", principal=ALICE)
+    await settle(rt)
+    sid = acc.session_id
+    assert len(model.requests) == 5
+    first = (await rt.approvals(sid, principal=ALICE))[0].call_id
+    await rt.resolve_approval(sid, first, "approve", principal=ALICE)
+    await settle(rt)
+    # Approved once: 1000 tokens in all, so steps 6-10 run and the 11th parks again.
+    assert len(model.requests) == 10
+    pending = await rt.approvals(sid, principal=ALICE)
+    assert [p.tool_name for p in pending] == ["budget"] and pending[0].call_id != first
+    assert "used 1000 tokens of 1000 tokens" in pending[0].arguments["reason"]

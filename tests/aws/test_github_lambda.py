@@ -1,0 +1,216 @@
+"""The GitHub channel on Lambda: API Gateway events into ApiFunction, the reply posted by
+HooksFunction from the events stream, credentials read from Secrets Manager (all on the
+moto server), comments received by a GitHub REST stand-in on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.aws.host import AwsHost
+from agentkit.aws.settings import AwsSettings
+from agentkit.models.scripted import ScriptedModel, Step
+from tests.aws.conftest import CapturingDispatcher, FakeContext, load_event
+from tests.channels.github_payloads import delivery, pull_request
+from tests.channels.github_standin import GitHubStandIn
+
+SECRET = "webhook-secret-from-secrets-manager"
+TOKEN = "ghs_token_from_secrets_manager"
+FILES = {
+    "agent/agent.py": "from agentkit import define_agent\n\nagent = define_agent(model='test')\n",
+    "agent/instructions.md": "You review pull requests.\n",
+    "agent/channels/github.py": """
+        from agentkit.channels.github import github_channel
+
+        channel = github_channel(approvers=["octo-lead"])
+    """,
+}
+
+
+class GitHubStack:
+    def __init__(self, host: AwsHost, dispatcher: CapturingDispatcher, model: ScriptedModel):
+        self.host, self.dispatcher, self.model = host, dispatcher, model
+
+    def api(self, event: str, payload: dict, secret: str | None, **kw: Any) -> dict[str, Any]:
+        from agentkit.aws.handlers import api
+
+        body, headers = delivery(event, payload, secret, **kw)
+        gateway = load_event("api/create-session.json")
+        gateway["rawPath"] = gateway["requestContext"]["http"]["path"] = "/v1/channels/github"
+        gateway["headers"] = {
+            "host": gateway["headers"]["host"],
+            "x-forwarded-for": "140.82.115.10",
+            "x-forwarded-proto": "https",
+            "content-length": str(len(body)),
+            **{k.lower(): v for k, v in headers.items()},
+        }
+        gateway["requestContext"]["http"]["sourceIp"] = "140.82.115.10"
+        gateway["requestContext"]["http"]["userAgent"] = headers["User-Agent"]
+        gateway["body"] = body.decode()
+        response: dict[str, Any] = api.handler(gateway, FakeContext())
+        return response
+
+    def run_turns(self) -> None:
+        from agentkit.aws.handlers import turn
+
+        while self.dispatcher.payloads:
+            turn.handler(self.dispatcher.payloads.pop(0), FakeContext())
+
+    def sessions(self) -> list[Any]:
+        from agentkit.aws.handlers._common import run
+
+        return list(run(self.host.store.list_sessions(None, limit=50)).items)
+
+
+@pytest.fixture
+def standin() -> Iterator[GitHubStandIn]:
+    server = GitHubStandIn().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def github_stack(
+    tmp_path: Path, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch, standin
+) -> Iterator[GitHubStack]:
+    from agentkit.aws.clients import client as make_client
+    from agentkit.aws.handlers import _common, api
+    from agentkit.project.build import build_project
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.store.dynamodb import DynamoDBSettings, create_tables
+
+    project = tmp_path / "project"
+    for rel, text in FILES.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    build_dir = tmp_path / "build"
+    build_project(project, build_dir)
+    suffix = uuid.uuid4().hex[:10]
+    settings = AwsSettings(
+        sessions_table=f"gh{suffix}-sessions",
+        events_table=f"gh{suffix}-events",
+        dynamodb_endpoint=dynamodb_endpoint,
+        endpoint_url=dynamodb_endpoint,
+        schedule_group=f"gh{suffix}",
+        turn_function="agentkit-turn",
+        bearer_token="dev-token",
+        build_dir=build_dir,
+        stream_window=1.0,
+    )
+
+    def clients(service: str) -> Any:
+        return make_client(service, settings)
+
+    create_tables(
+        clients("dynamodb"),
+        DynamoDBSettings(
+            endpoint_url=dynamodb_endpoint,
+            sessions_table=settings.sessions_table,
+            events_table=settings.events_table,
+        ),
+    )
+    secrets = clients("secretsmanager")
+    secrets.create_secret(Name=f"gh{suffix}/webhook", SecretString=SECRET)
+    secrets.create_secret(Name=f"gh{suffix}/token", SecretString=TOKEN)
+    for var in ("GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN"):
+        monkeypatch.setenv(var, "")  # recorded, so teardown restores what was there
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("AGENTKIT_GITHUB_WEBHOOK_SECRET_NAME", f"gh{suffix}/webhook")
+    monkeypatch.setenv("AGENTKIT_GITHUB_TOKEN_NAME", f"gh{suffix}/token")
+    monkeypatch.setenv("GITHUB_API_URL", standin.url)
+    model = ScriptedModel([])
+    dispatcher = CapturingDispatcher()
+    host = AwsHost(
+        settings,
+        bundle=AgentBundle.load_built(build_dir),
+        clients=clients,
+        dispatcher=dispatcher,
+        runtime_options={"model_resolver": lambda _id: model, "lease_ttl": 30.0},
+    )
+    _common.use_host(host)
+    api.reset()
+    try:
+        yield GitHubStack(host, dispatcher, model)
+    finally:
+        _common.use_host(None)
+        api.reset()
+        for var in ("GITHUB_WEBHOOK_SECRET", "GITHUB_TOKEN"):
+            os.environ.pop(var, None)
+        for table in (settings.sessions_table, settings.events_table):
+            with contextlib.suppress(Exception):
+                clients("dynamodb").delete_table(TableName=table)
+
+
+def stream_records(stack: GitHubStack) -> list[dict[str, Any]]:
+    host = stack.host
+    ddb = host.client("dynamodb")
+    arn = ddb.describe_table(TableName=host.settings.events_table)["Table"]["LatestStreamArn"]
+    streams = host.client("dynamodbstreams")
+    records: list[dict[str, Any]] = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        while iterator:
+            page = streams.get_records(ShardIterator=iterator, Limit=1000)
+            records.extend(page["Records"])
+            if not page["Records"]:
+                break
+            iterator = page.get("NextShardIterator")
+    return records
+
+
+def test_signed_delivery_to_reply_comment_on_lambda(github_stack: GitHubStack, standin) -> None:
+    from agentkit.aws.handlers import hooks
+
+    payload = pull_request("opened", 12, title="Tidy the docs", head="d" * 40)
+    for secret in (None, "not the secret"):
+        refused = github_stack.api("pull_request", payload, secret)
+        assert refused["statusCode"] == 401, refused
+    assert github_stack.sessions() == []
+    assert not github_stack.dispatcher.payloads
+
+    github_stack.model._steps.append(Step.text("Reviewed: looks fine."))
+    accepted = github_stack.api("pull_request", payload, SECRET, delivery_id="lambda-1")
+    assert accepted["statusCode"] == 200, accepted
+    body = json.loads(accepted["body"])
+    assert body["key"] == "pr:octo/widgets#12"
+    # The webhook request only accepted the message: nothing was posted yet.
+    assert standin.requests == []
+    again = github_stack.api("pull_request", payload, SECRET, delivery_id="lambda-1")
+    assert json.loads(again["body"]) == {"ok": True, "duplicate": True}
+    assert len(github_stack.dispatcher.payloads) == 1
+    github_stack.run_turns()
+
+    batch = {"Records": stream_records(github_stack)}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}  # redelivered
+    [comment] = standin.comments(12)
+    assert comment.headers["authorization"] == f"Bearer {TOKEN}"
+    assert comment.body["body"].startswith("Reviewed: looks fine.")
+    [session] = github_stack.sessions()
+    assert session.principal == "channel:github"
+    assert session.continuation_key == "pr:octo/widgets#12"
+
+
+def test_deployed_channel_without_a_secret_refuses(
+    github_stack: GitHubStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentkit.aws.handlers import api
+
+    monkeypatch.setenv("AGENTKIT_GITHUB_WEBHOOK_SECRET_NAME", "")
+    api.reset()
+    github_stack.host._app = None
+    payload = pull_request("opened", 13, title="Tidy", head="e" * 40)
+    response = github_stack.api("pull_request", payload, None)
+    assert response["statusCode"] == 503, response
+    assert json.loads(response["body"])["error"] == "channel_misconfigured"
+    assert github_stack.sessions() == []

@@ -1,0 +1,181 @@
+"""Custom channels over HTTP against `agentkit serve`: routes, validation, auth, receive,
+continuation keys, task mode, delivery to `events` handlers, info, schedules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.server.helpers import dump, read_stream, turn_ends
+
+
+def sessions(client: httpx.Client, url: str) -> list[dict]:
+    r = client.get(f"{url}/v1/sessions")
+    assert r.status_code == 200, r.text
+    return list(r.json()["sessions"])
+
+
+def test_route_receive_and_continuation_keys(serve_channels, channel_env) -> None:
+    served = serve_channels("--dev")
+    url = served.url
+    with httpx.Client(timeout=30) as client:
+        first = client.post(f"{url}/v1/channels/drive", json={"pr_url": "pr-7"})
+        assert first.status_code == 200, first.text
+        sid = first.json()["sessionId"]
+        assert first.json()["key"] == "pr-7"
+        read_stream(client, url, sid, until=turn_ends())
+        # The same key (through the slash form of `/`) continues the same session.
+        again = client.post(f"{url}/v1/channels/drive/", json={"pr_url": "pr-7", "note": "more"})
+        assert again.status_code == 200, again.text
+        assert again.json()["sessionId"] == sid
+        read_stream(client, url, sid, until=turn_ends(2))
+        other = client.post(f"{url}/v1/channels/drive", json={"pr_url": "pr-8"})
+        assert other.json()["sessionId"] != sid
+
+        listed = {s["sessionId"]: s for s in sessions(client, url)}
+        assert listed[sid]["principal"] == "channel:drive"
+        assert listed[sid]["channelId"] == "drive"
+        assert listed[sid]["continuationKey"] == "pr-7"
+        messages = [e["data"] for e in dump(client, url, sid) if e["type"] == "message.received"]
+        assert [m["message"] for m in messages] == ["Review pr-7", "Review pr-7 more"]
+        assert {m["principal"] for m in messages} == {"channel:drive"}
+
+        # A follow-up over the session API with the channel's key, as the owner (--dev admin).
+        follow = client.post(
+            f"{url}/v1/session/{sid}", json={"continuationToken": "pr-7", "message": "and docs"}
+        )
+        assert follow.status_code == 200, follow.text
+        read_stream(client, url, sid, until=turn_ends(3))
+        wrong = client.post(
+            f"{url}/v1/session/{sid}", json={"continuationToken": "pr-8", "message": "x"}
+        )
+        assert wrong.status_code == 409
+
+
+def test_invalid_body_is_400_and_the_handler_never_runs(serve_channels, channel_env) -> None:
+    served = serve_channels("--dev")
+    log = Path(channel_env["CHANNEL_LOG"])
+    with httpx.Client(timeout=30) as client:
+        for body in ({}, {"pr_url": ""}, {"pr_url": 5}, "not an object"):
+            r = client.post(f"{served.url}/v1/channels/drive", json=body)
+            assert r.status_code == 400, r.text
+            assert r.json()["ok"] is False
+            assert r.json()["error"] == "bad_request"
+            assert "pr_url" in r.json()["message"] or "body" in r.json()["message"]
+        broken = client.post(
+            f"{served.url}/v1/channels/drive",
+            content=b"{not json",
+            headers={"content-type": "application/json"},
+        )
+        assert broken.status_code == 400
+        assert sessions(client, served.url) == []
+    assert not log.exists() or "called" not in log.read_text()
+
+
+def test_task_reply_answers_202_with_a_task_session(serve_channels) -> None:
+    served = serve_channels("--dev")
+    with httpx.Client(timeout=30) as client:
+        r = client.post(f"{served.url}/v1/channels/drive/task", json={"what": "the billing code"})
+        assert r.status_code == 202, r.text
+        sid = r.json()["sessionId"]
+        events = read_stream(
+            client, served.url, sid, until=lambda e: e["type"] == "session.completed"
+        )
+        started = next(e for e in events if e["type"] == "session.started")
+        assert started["data"]["mode"] == "task"
+        assert started["data"]["principal"] == "channel:drive"
+        assert events[1]["data"]["message"] == "Audit the billing code"
+
+
+def test_channel_auth_own_and_agent_chain(serve_channels) -> None:
+    served = serve_channels()
+    with httpx.Client(timeout=30) as client:
+        ping = f"{served.url}/v1/channels/signed/ping"
+        assert client.post(ping, json={"text": "hi"}).status_code == 401
+        bad = client.post(ping, json={"text": "hi"}, headers={"X-Partner-Key": "nope"})
+        assert bad.status_code == 401 and bad.json()["error"] == "unauthorized"
+        good = client.post(ping, json={"text": "hi"}, headers={"X-Partner-Key": "k1"})
+        assert good.status_code == 200, good.text
+        assert good.json() == {"pong": "hi", "principal": "partner"}
+        # Channels without their own auth run the agent's chain: a proxied call is refused.
+        proxied = client.get(
+            f"{served.url}/v1/channels/drive/echo", headers={"X-Forwarded-For": "203.0.113.9"}
+        )
+        assert proxied.status_code == 401
+        echo = client.get(f"{served.url}/v1/channels/drive/echo", params={"a": "1"})
+        assert echo.json() == {"query": {"a": "1"}, "principal": "local"}
+        # Wrong method on a channel path: JSON 405, not a handler call.
+        assert client.delete(f"{served.url}/v1/channels/drive/echo").status_code == 405
+
+
+def test_events_handlers_see_owned_sessions_in_order(serve_channels, channel_env) -> None:
+    served = serve_channels("--dev")
+    log = Path(channel_env["CHANNEL_LOG"])
+    with httpx.Client(timeout=30) as client:
+        sid = client.post(f"{served.url}/v1/channels/drive", json={"pr_url": "pr-9"}).json()[
+            "sessionId"
+        ]
+        events = read_stream(client, served.url, sid, until=turn_ends())
+        # A session of another channel (HTTP) is never delivered to the drive channel.
+        http = client.post(f"{served.url}/v1/session", json={"message": "hello"}).json()
+        read_stream(client, served.url, http["sessionId"], until=turn_ends())
+        last = events[-1]["index"]
+        # Delivery is asynchronous: wait (bounded) for the last event to reach the handler.
+        for _ in range(400):
+            lines = log.read_text().splitlines() if log.exists() else []
+            if any(line.startswith(f"event {sid} {last} ") for line in lines):
+                break
+            read_stream(client, served.url, sid, start=last + 1, window=0.05)
+        seen = [line.split() for line in lines if line.startswith("event ")]
+        assert {row[1] for row in seen} == {sid}
+        indexes = [int(row[2]) for row in seen]
+        assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
+        assert {row[4] for row in seen} == {"channel:drive"}
+        # The failing handler on step.started is never fatal: the turn completed, later
+        # events were still delivered, and the "*" handler still saw step.started.
+        assert events[-1]["type"] == "turn.completed"
+        assert "turn.completed" in {row[3] for row in seen}
+        assert "step.started" in {row[3] for row in seen}
+        logged = client.get(f"{served.url}/v1/logs").json()["lines"]
+        assert any(
+            "channel:drive" in line["message"] and "failed on step.started" in line["message"]
+            for line in logged
+        )
+
+
+def test_info_lists_channel_routes_with_schemas(serve_channels) -> None:
+    served = serve_channels()
+    with httpx.Client(timeout=30) as client:
+        info = client.get(f"{served.url}/v1/info").json()
+        channels = {c["name"]: c for c in info["channels"]}
+        assert set(channels) == {"drive", "signed", "github"}
+        routes = {(r["method"], r["path"]): r for r in channels["drive"]["routes"]}
+        assert set(routes) == {
+            ("POST", "/v1/channels/drive/"),
+            ("POST", "/v1/channels/drive/task"),
+            ("GET", "/v1/channels/drive/echo"),
+        } or set(routes) == {
+            ("POST", "/v1/channels/drive"),
+            ("POST", "/v1/channels/drive/task"),
+            ("GET", "/v1/channels/drive/echo"),
+        }
+        drive = next(r for (m, p), r in routes.items() if m == "POST" and "task" not in p)
+        assert "pr_url" in drive["bodySchema"]["properties"]
+        assert channels["github"]["kind"] == "github"
+        spec = client.get(f"{served.root_url}/v1/openapi.json").json()
+        assert any(p.startswith("/helpdesk/v1/channels/drive") for p in spec["paths"])
+
+
+def test_schedule_hands_work_to_a_channel_by_object(serve_channels) -> None:
+    served = serve_channels("--dev")
+    with httpx.Client(timeout=30) as client:
+        first = client.post(f"{served.url}/v1/channels/drive", json={"pr_url": "pr-1"}).json()
+        read_stream(client, served.url, first["sessionId"], until=turn_ends())
+        fired = client.post(f"{served.url}/v1/dev/schedules/nudge")
+        assert fired.status_code == 200, fired.text
+        assert fired.json()["sessionIds"] == [first["sessionId"]]
+        events = read_stream(client, served.url, first["sessionId"], until=turn_ends(2))
+        received = [e["data"] for e in events if e["type"] == "message.received"]
+        assert received[-1]["message"] == "Nudge the review"
+        assert received[-1]["source"] == "schedule"

@@ -1,0 +1,324 @@
+"""The GitHub pack end to end over HTTP: signed deliveries into `agentkit serve`, replies
+and approvals posted through the real client to a GitHub REST stand-in on loopback."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentkit.channels.github import MARKER
+from tests.channels.github_payloads import delivery, issue_comment, pull_request
+from tests.channels.github_standin import GitHubStandIn
+from tests.server.helpers import dump, read_stream, turn_ends
+
+SECRET = "It's a Secret to Everybody"
+TOKEN = "ghs_test_installation_token"
+HEAD = "a" * 40
+KEY = "pr:octo/widgets#1"
+
+
+@pytest.fixture
+def standin() -> Iterator[GitHubStandIn]:
+    server = GitHubStandIn().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def github(serve_channels, standin: GitHubStandIn, channel_env) -> Any:
+    Path(channel_env["GATE_FILE"]).touch()  # no turn here waits on the gate
+    return serve_channels(
+        "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}
+    )
+
+
+def post(
+    url: str, event: str, payload: dict, *, secret: str | None = SECRET, **kw: Any
+) -> httpx.Response:
+    body, headers = delivery(event, payload, secret, **kw)
+    return httpx.post(f"{url}/v1/channels/github", content=body, headers=headers, timeout=30)
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def listed(url: str) -> list[dict]:
+    return list(httpx.get(f"{url}/v1/sessions", timeout=30).json()["sessions"])
+
+
+def test_pull_request_opened_gets_a_review_comment(github, standin: GitHubStandIn) -> None:
+    standin.fail_comments = 1  # the first post meets a 502: retried with backoff
+    r = post(
+        github.url, "pull_request", pull_request("opened", 1, title="Tidy up the readme", head=HEAD)
+    )
+    assert r.status_code == 200, r.text
+    sid = r.json()["sessionId"]
+    assert r.json()["key"] == KEY
+    posted = wait_for(lambda: standin.comments(1)[1:], "the retried review comment")
+    assert len(standin.comments(1)) == 2  # the 502, then the retry that landed
+    comment = posted[-1]
+    assert comment.path == "/repos/octo/widgets/issues/1/comments"
+    assert comment.headers["authorization"] == f"Bearer {TOKEN}"
+    assert MARKER in comment.body["body"]
+    with httpx.Client(timeout=30) as client:
+        events = dump(client, github.url, sid)
+        text = next(e for e in events if e["type"] == "turn.completed")["data"]["result"]
+        assert text.strip() in comment.body["body"]
+        first = next(e for e in events if e["type"] == "message.received")["data"]["message"]
+        assert "Tidy up the readme" in first and HEAD in first and "opened" in first
+        assert "https://github.com/octo/widgets/pull/1" in first
+    session = next(s for s in listed(github.url) if s["sessionId"] == sid)
+    assert session["principal"] == "channel:github" and session["continuationKey"] == KEY
+
+
+def test_bad_missing_and_replayed_signatures(github, standin: GitHubStandIn) -> None:
+    payload = pull_request("opened", 2, title="Change the logo", head=HEAD)
+    assert post(github.url, "pull_request", payload, secret=None).status_code == 401
+    assert post(github.url, "pull_request", payload, secret="wrong secret").status_code == 401
+    # A valid signature replayed on another body (the PR number swapped) is refused.
+    body, headers = delivery("pull_request", payload, SECRET)
+    forged = body.replace(b'"number":2', b'"number":3')
+    r = httpx.post(f"{github.url}/v1/channels/github", content=forged, headers=headers)
+    assert r.status_code == 401 and r.json()["ok"] is False
+    headers["X-Hub-Signature-256"] = "sha256=" + "0" * 64
+    assert (
+        httpx.post(f"{github.url}/v1/channels/github", content=body, headers=headers).status_code
+        == 401
+    )
+    headers["X-Hub-Signature-256"] = "sha1=abc"
+    assert (
+        httpx.post(f"{github.url}/v1/channels/github", content=body, headers=headers).status_code
+        == 401
+    )
+    assert listed(github.url) == []
+    assert standin.requests == []
+    # The same delivery replayed whole (GitHub's redelivery, or an attacker's copy): one turn.
+    first = post(github.url, "pull_request", payload, delivery_id="d-1")
+    again = post(github.url, "pull_request", payload, delivery_id="d-1")
+    assert first.status_code == 200 and again.status_code == 200
+    assert again.json() == {"ok": True, "duplicate": True}
+    sid = first.json()["sessionId"]
+    with httpx.Client(timeout=30) as client:
+        read_stream(client, github.url, sid, until=turn_ends())
+        received = [e for e in dump(client, github.url, sid) if e["type"] == "message.received"]
+    assert len(received) == 1
+    assert (
+        post(github.url, "ping", {"zen": "Keep it logically awesome.", "hook_id": 1}).status_code
+        == 200
+    )
+
+
+def test_comments_continue_the_pr_session_and_own_comments_are_ignored(github, standin) -> None:
+    sid = post(
+        github.url, "pull_request", pull_request("opened", 4, title="Tidy", head=HEAD)
+    ).json()["sessionId"]
+    with httpx.Client(timeout=30) as client:
+        read_stream(client, github.url, sid, until=turn_ends())
+        mine = post(
+            github.url,
+            "issue_comment",
+            issue_comment(4, f"hello {MARKER}", login="agentkit-bot", kind="Bot"),
+        )
+        assert mine.json()["ignored"] == "own comment"
+        r = post(
+            github.url,
+            "issue_comment",
+            issue_comment(4, "Please also check docs", login="reviewer"),
+        )
+        assert r.json()["sessionId"] == sid
+        read_stream(client, github.url, sid, until=turn_ends(2))
+        messages = [
+            e["data"]["message"]
+            for e in dump(client, github.url, sid)
+            if e["type"] == "message.received"
+        ]
+    assert messages[-1] == "Comment from @reviewer:\nPlease also check docs"
+    wait_for(lambda: len(standin.comments(4)) == 2, "one reply per turn")
+
+
+def test_parallel_deliveries_for_one_pr_never_double_post(github, standin) -> None:
+    import asyncio
+
+    async def burst() -> list[httpx.Response]:
+        async with httpx.AsyncClient(timeout=60) as client:
+            bodies = [
+                delivery("pull_request", pull_request("opened", 5, title="Tidy", head=HEAD), SECRET)
+            ]
+            bodies += [
+                delivery("issue_comment", issue_comment(5, f"remark {i}", login="reviewer"), SECRET)
+                for i in range(4)
+            ]
+            return list(
+                await asyncio.gather(
+                    *(
+                        client.post(f"{github.url}/v1/channels/github", content=b, headers=h)
+                        for b, h in bodies
+                    )
+                )
+            )
+
+    responses = asyncio.run(burst())
+    assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
+    sids = {r.json()["sessionId"] for r in responses}
+    assert len(sids) == 1
+    sid = sids.pop()
+    with httpx.Client(timeout=30) as client:
+        read_stream(client, github.url, sid, until=turn_ends(5), window=120)
+        events = dump(client, github.url, sid)
+    completed = [e for e in events if e["type"] == "turn.completed"]
+    assert len(completed) == 5
+    wait_for(lambda: len(standin.comments(5)) >= 5, "five replies")
+    time.sleep(0.5)  # would a duplicate post arrive? (only widens the check, never narrows it)
+    assert len(standin.comments(5)) == 5
+
+
+def call_id_in(text: str) -> str:
+    m = re.search(r"/approve (\S+)`", text)
+    assert m, text
+    return m[1]
+
+
+def test_approvals_from_github_comments(github, standin) -> None:
+    standin.heads["octo/widgets#6"] = HEAD
+    sid = post(
+        github.url, "pull_request", pull_request("opened", 6, title="Merge when green", head=HEAD)
+    ).json()["sessionId"]
+    ask = wait_for(
+        lambda: [c for c in standin.comments(6) if "/approve" in c.body["body"]],
+        "the approval request",
+    )[0]
+    call = call_id_in(ask.body["body"])
+    assert "merge_pr" in ask.body["body"] and HEAD in ask.body["body"]
+    # A stranger, and an approver without a trusted association: refused with a reaction.
+    r = post(
+        github.url,
+        "issue_comment",
+        issue_comment(6, f"/approve {call}", login="stranger", association="OWNER"),
+    )
+    assert r.json()["refused"] == "stranger"
+    r = post(
+        github.url,
+        "issue_comment",
+        issue_comment(6, f"/approve {call}", login="octo-lead", association="CONTRIBUTOR"),
+    )
+    assert "refused" in r.json()
+    assert [x.body["content"] for x in standin.reactions()] == ["-1", "-1"]
+    pending = httpx.get(f"{github.url}/v1/session/{sid}/approvals").json()["approvals"]
+    assert [p["callId"] for p in pending] == [call]
+    # The approver, with the PR still at the head the approval was asked on.
+    r = post(
+        github.url,
+        "issue_comment",
+        issue_comment(6, f"/approve {call}", login="octo-lead", association="MEMBER"),
+    )
+    assert r.json() == {"ok": True, "callId": call, "decision": "approve"}
+    assert standin.reactions()[-1].body["content"] == "+1"
+    with httpx.Client(timeout=30) as client:
+        events = read_stream(client, github.url, sid, until=turn_ends())
+    results = [e["data"] for e in events if e["type"] == "action.result"]
+    assert any(d.get("result") == {"merged": "squash"} for d in results)
+    replies = wait_for(
+        lambda: [c for c in standin.comments(6) if "/approve" not in c.body["body"]], "the reply"
+    )
+    assert len(replies) == 1
+
+
+def test_a_push_voids_a_pending_approval(github, standin) -> None:
+    standin.heads["octo/widgets#7"] = HEAD
+    sid = post(
+        github.url, "pull_request", pull_request("opened", 7, title="Merge when green", head=HEAD)
+    ).json()["sessionId"]
+    ask = wait_for(
+        lambda: [c for c in standin.comments(7) if "/approve" in c.body["body"]],
+        "the approval request",
+    )[0]
+    call = call_id_in(ask.body["body"])
+    # The head moved on GitHub before the approver answered: the approval is refused.
+    standin.heads["octo/widgets#7"] = "b" * 40
+    r = post(
+        github.url,
+        "issue_comment",
+        issue_comment(7, f"/approve {call}", login="octo-lead", association="OWNER"),
+    )
+    assert r.json()["decision"] == "deny" and r.json()["reason"] == "head moved"
+    with httpx.Client(timeout=30) as client:
+        events = read_stream(client, github.url, sid, until=turn_ends())
+        assert not any(
+            d["data"].get("result") == {"merged": "squash"}
+            for d in events
+            if d["type"] == "action.result"
+        )
+        resolved = [e["data"] for e in events if e["type"] == "action.approval_resolved"]
+        assert [d["decision"] for d in resolved] == ["deny"]
+    # A synchronize push voids an approval pending at that moment.
+    standin.heads["octo/widgets#7"] = "b" * 40
+    post(github.url, "issue_comment", issue_comment(7, "please merge it", login="reviewer"))
+    second = wait_for(
+        lambda: [c for c in standin.comments(7) if "/approve" in c.body["body"] and c is not ask],
+        "a second request",
+    )
+    call2 = call_id_in(second[-1].body["body"])
+    assert call2 != call
+    r = post(
+        github.url,
+        "pull_request",
+        pull_request("synchronize", 7, title="Merge when green", head="c" * 40),
+    )
+    assert r.status_code == 200
+    with httpx.Client(timeout=30) as client:
+        events = dump(client, github.url, sid)
+    decisions = {
+        e["data"]["callId"]: e["data"]["decision"]
+        for e in events
+        if e["type"] == "action.approval_resolved"
+    }
+    assert decisions[call2] == "deny"
+    assert any("moved to " + "c" * 40 in c.body["body"] for c in standin.comments(7))
+
+
+def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, channel_env) -> None:
+    Path(channel_env["GATE_FILE"]).touch()
+    served = serve_channels("--dev", env={"GITHUB_API_URL": standin.url})
+    payload = pull_request("opened", 8, title="Tidy", head=HEAD)
+    body, headers = delivery("pull_request", payload, None)
+    tunnelled = httpx.post(
+        f"{served.url}/v1/channels/github",
+        content=body,
+        headers={**headers, "X-Forwarded-For": "140.82.115.1"},
+    )
+    assert tunnelled.status_code == 401
+    assert listed(served.url) == []
+    local = httpx.post(f"{served.url}/v1/channels/github", content=body, headers=headers)
+    assert local.status_code == 200, local.text
+    logs = httpx.get(f"{served.url}/v1/logs").json()["lines"]
+    assert any("no webhook secret" in line["message"] for line in logs)
+
+
+def test_host_webhook_route_fans_out(github, standin) -> None:
+    body, headers = delivery(
+        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), None
+    )
+    r = httpx.post(f"{github.root_url}/v1/webhooks/github", content=body, headers=headers)
+    assert r.status_code == 200, r.text
+    [one] = r.json()["delivered"]
+    assert one["channel"] == "github" and one["body"]["key"] == "pr:octo/widgets#9"
+    proxied = httpx.post(
+        f"{github.root_url}/v1/webhooks/github",
+        content=body,
+        headers={**headers, "X-Forwarded-For": "1.2.3.4"},
+    )
+    assert proxied.status_code == 403
+    wait_for(lambda: standin.comments(9), "the reply")

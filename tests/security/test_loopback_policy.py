@@ -1,0 +1,103 @@
+"""Item 2: the loopback default admits the local developer, not a browser page acting for
+them (DNS rebinding, cross-site simple requests), over HTTP against `agentkit serve`."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.fixtures.http_server import Served, ServeFactory
+from tests.server.helpers import start_session
+
+REBOUND = "rebind.attacker.example"
+
+
+@pytest.fixture
+def dev_server(serve: ServeFactory) -> Served:
+    return serve("--dev")
+
+
+def _sessions(client: httpx.Client, served: Served) -> list[str]:
+    r = client.get(f"{served.url}/v1/sessions")
+    assert r.status_code == 200, r.text
+    return [s["sessionId"] for s in r.json()["sessions"]]
+
+
+def test_a_dns_rebinding_host_is_refused_on_every_route(dev_server: Served) -> None:
+    host = {"host": f"{REBOUND}:{dev_server.port}"}
+    with httpx.Client(timeout=30) as client:
+        sid = start_session(client, dev_server.url, "hello")["sessionId"]
+        attempts = [
+            ("GET", "/v1/info", None),
+            ("GET", "/v1/sessions", None),
+            ("GET", f"/v1/session/{sid}/approvals", None),
+            ("POST", "/v1/tools/get_weather", {"input": {"city": "Oslo"}}),
+            ("POST", "/v1/session", {"message": "hi"}),
+            ("POST", "/v1/dev/schedules/digest", None),
+        ]
+        for method, path, body in attempts:
+            r = client.request(method, dev_server.url + path, json=body, headers=host)
+            assert r.status_code == 421, (method, path, r.status_code, r.text)
+            assert r.json()["ok"] is False
+            assert r.json()["error"] == "misdirected_request"
+
+
+def test_a_cross_site_simple_request_cannot_fire_a_schedule(dev_server: Served) -> None:
+    with httpx.Client(timeout=30) as client:
+        before = _sessions(client, dev_server)
+        url = f"{dev_server.url}/v1/dev/schedules/digest"
+        # What a page on another site can send with no preflight: text/plain, no body.
+        cross = client.post(
+            url, headers={"content-type": "text/plain", "origin": "https://evil.example"}
+        )
+        assert cross.status_code == 403, cross.text
+        assert cross.json()["error"] == "cross_origin"
+        # Even with no Origin (an old browser, a stripped header) the body type is refused.
+        plain = client.post(url, headers={"content-type": "text/plain"})
+        assert plain.status_code == 415, plain.text
+        assert plain.json() == {
+            "ok": False,
+            "error": "unsupported_media_type",
+            "message": "send the request body as application/json",
+        }
+        form = client.post(f"{dev_server.url}/v1/session", data={"message": "hi"})
+        assert form.status_code == 415, form.text
+        assert _sessions(client, dev_server) == before
+
+
+def test_a_cross_origin_read_is_refused(dev_server: Served) -> None:
+    with httpx.Client(timeout=30) as client:
+        r = client.get(f"{dev_server.url}/v1/info", headers={"origin": "http://evil.example"})
+        assert r.status_code == 403
+        assert r.json()["error"] == "cross_origin"
+        # `null` is the Origin of sandboxed frames and local files: not the developer's page.
+        r = client.get(f"{dev_server.url}/v1/sessions", headers={"origin": "null"})
+        assert r.status_code == 403
+
+
+def test_the_local_developer_and_same_origin_pages_still_work(dev_server: Served) -> None:
+    port = dev_server.port
+    with httpx.Client(timeout=30) as client:
+        for host, origin in (
+            (f"127.0.0.1:{port}", f"http://127.0.0.1:{port}"),
+            (f"localhost:{port}", f"http://localhost:{port}"),
+            ("localhost", None),
+            (f"[::1]:{port}", f"http://[::1]:{port}"),
+        ):
+            headers = {"host": host, **({"origin": origin} if origin else {})}
+            r = client.post(f"{dev_server.url}/v1/session", json={"message": "hi"}, headers=headers)
+            assert r.status_code == 200, (host, r.text)
+            assert client.get(f"{dev_server.url}/v1/info", headers=headers).status_code == 200
+        # A body-less POST with no content type (curl -X POST) is not a browser's.
+        fired = client.post(f"{dev_server.url}/v1/dev/schedules/digest")
+        assert fired.status_code == 200, fired.text
+
+
+def test_bearer_policy_is_not_bound_to_loopback_names(serve: ServeFactory) -> None:
+    served = serve("--bearer-token", "tok-1")
+    with httpx.Client(timeout=30) as client:
+        r = client.get(
+            f"{served.url}/v1/info",
+            headers={"host": "agent.example.com", "authorization": "Bearer tok-1"},
+        )
+        assert r.status_code == 200, r.text
