@@ -49,6 +49,11 @@ class SessionExists(StoreError):
     """A session with this id already exists."""
 
 
+class LeaseLost(StoreError):
+    """A fenced append found its turn's lease held by someone else (or expired); nothing
+    was written. The writer is a zombie and must stop."""
+
+
 class InvalidId(StoreError, ValueError):
     """An id failed validation before it could touch a path or a table key."""
 

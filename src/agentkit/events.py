@@ -39,6 +39,7 @@ class EventType(StrEnum):
     MESSAGE_APPENDED = "message.appended"
     MESSAGE_COMPLETED = "message.completed"
     ACTIONS_REQUESTED = "actions.requested"
+    ACTION_STARTED = "action.started"
     ACTION_RESULT = "action.result"
     ACTION_APPROVAL_REQUESTED = "action.approval_requested"
     ACTION_APPROVAL_RESOLVED = "action.approval_resolved"
@@ -217,6 +218,15 @@ class ActionsRequested(Payload):
     actions: list[ActionCall]
 
 
+class ActionStarted(Payload):
+    """Durable before a decided (approved) call runs: a started call with no result is in
+    doubt after a crash, and is never run again."""
+
+    type = EventType.ACTION_STARTED
+    call_id: str
+    tool_name: str
+
+
 class ActionResult(Payload):
     type = EventType.ACTION_RESULT
     call_id: str
@@ -280,6 +290,7 @@ PAYLOADS: dict[str, type[Payload]] = {
         MessageAppended,
         MessageCompleted,
         ActionsRequested,
+        ActionStarted,
         ActionResult,
         ActionApprovalRequested,
         ActionApprovalResolved,

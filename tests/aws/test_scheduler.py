@@ -257,3 +257,15 @@ def test_deploy_makes_the_group_equal_the_manifest(
     assert set(schedules_in(aws_stack)) == {"reminder-rem_keep"}
     assert [r["Status"] for r in responses] == ["SUCCESS"] * 4
     assert {r["LogicalResourceId"] for r in responses} == {"ManifestSchedules"}
+
+
+def test_the_sweep_schedule_redispatches_a_turn_whose_invocation_was_lost(
+    aws_stack: Stack,
+) -> None:
+    session_id = body_of(api_call("api/create-session.json"))["sessionId"]
+    turn_id = aws_stack.dispatcher.payloads.pop()["turnId"]  # the invocation never arrived
+    # Not quiet for a lease TTL yet: left alone.
+    assert scheduler.handler({"kind": "sweep"}, FakeContext()) == {"ok": True, "swept": 0}
+    _common.host().runtime.lease_ttl = 0.0  # as if a TTL had passed
+    assert scheduler.handler({"kind": "sweep"}, FakeContext()) == {"ok": True, "swept": 1}
+    assert aws_stack.dispatcher.payloads[-1] == {"sessionId": session_id, "turnId": turn_id}

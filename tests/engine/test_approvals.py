@@ -67,10 +67,13 @@ async def test_approval_resolves_across_a_restart(env: Env, decision: str) -> No
     events = await rt.store.read(sid)
     check_vocabulary(events)
     order = turn_events(events, turn)
+    # An approved call is marked started (durably) before it runs; a denied one never runs.
+    started = ["action.started"] if decision == "approve" else []
     assert order[order.index("action.approval_requested") :] == [
         "action.approval_requested",
         "step.completed",
         "action.approval_resolved",
+        *started,
         "action.result",
         "step.started",
         "message.appended",

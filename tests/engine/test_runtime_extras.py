@@ -53,11 +53,11 @@ async def test_a_running_turn_keeps_renewing_its_lease(env: Env) -> None:
         gate.set()
         return [*text("a"), delay(30)]
 
-    rt = env.runtime([Step.respond(slow)], lease_ttl=0.15)
+    rt = env.runtime([Step.respond(slow)], lease_ttl=0.6)
     acc = await rt.start_session("x", principal=ALICE)
     await gate.wait()
     first = await rt.store.get_lease(acc.session_id)
-    await asyncio.sleep(0.45)  # three lease lifetimes: only renewal keeps it alive
+    await asyncio.sleep(1.8)  # three lease lifetimes: only renewal keeps it alive
     later = await rt.store.get_lease(acc.session_id)
     assert first is not None and later is not None
     assert later.holder == first.holder and later.expires_at > first.expires_at

@@ -188,7 +188,7 @@ async def test_recover_fails_a_lost_turn_and_never_reruns_its_tool(env: Env) -> 
     events = await rt.store.read(record.id)
     check_vocabulary(events)
     assert [e.type for e in events[-3:]] == ["action.result", "turn.failed", "session.waiting"]
-    assert events[-3].data["isError"] and "not run again" in events[-3].data["error"]
+    assert events[-3].data["isError"] and "not re-run" in events[-3].data["error"]
     assert events[-2].data["error"].startswith("turn lost: the process running it stopped")
     # the session accepts a new message after recovery
     nxt = await rt.follow_up(record.id, "http:t", "again", principal=ALICE)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from agentkit.errors import InvalidId, SessionExists, SessionNotFound
+from agentkit.errors import InvalidId, LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import EventDraft, MessageAppended, TurnCompleted, Usage, draft
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord, hash_token, new_session_id
@@ -429,6 +429,55 @@ async def test_concurrent_acquires_have_one_winner(harness: Harness) -> None:
     )
 
     assert sum(results) == 1
+
+
+async def test_an_append_fenced_by_a_lost_lease_writes_nothing(harness: Harness) -> None:
+    store, clock = harness.store, harness.clock
+    record = await harness.new_session()
+    assert await store.acquire_lease(record.id, "worker-a", ttl=30)
+    batch = [note("one", "t1"), note("two", "t1")]
+    assert len(await store.append(record.id, batch, lease_holder="worker-a")) == 2
+
+    # Another holder took over after the lease expired: the zombie cannot append.
+    clock.advance(31)
+    assert await store.acquire_lease(record.id, "worker-b", ttl=30)
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, [note("zombie", "t1")], lease_holder="worker-a")
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, batch, lease_holder="worker-a")
+    assert [e.index for e in await store.append(record.id, batch, lease_holder="worker-b")] == [
+        2,
+        3,
+    ]
+    await store.release_lease(record.id, "worker-b")
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, [note("late", "t1")], lease_holder="worker-b")
+    texts = [e.data["text"] for e in await store.read(record.id)]
+    assert texts == ["one", "two", "one", "two"]
+
+
+async def test_an_interrupt_names_its_turn_and_needs_the_presented_token(
+    harness: Harness,
+) -> None:
+    store = harness.store
+    record = await harness.new_session(token_hash=hash_token("current"))
+    assert record.token_hash is not None
+    # The presented token is no longer current (another follow-up won): nothing is written.
+    assert not await store.request_interrupt(record.id, "turn_a", token_hash=hash_token("old"))
+    assert not await store.interrupt_requested(record.id, "turn_a")
+
+    assert await store.request_interrupt(record.id, "turn_a", token_hash=record.token_hash)
+    assert await store.interrupt_requested(record.id, "turn_a")
+    assert await harness.reopen().interrupt_requested(record.id, "turn_a")
+    # A flag naming an older turn never stops a newer one.
+    assert not await store.interrupt_requested(record.id, "turn_b")
+    assert await store.rotate_token(record.id, record.token_hash, hash_token("new"))
+    assert not await store.request_interrupt(record.id, "turn_b", token_hash=record.token_hash)
+    assert not await store.interrupt_requested(record.id, "turn_b")
+    assert await store.request_interrupt(record.id, "turn_b")  # a stop: no token condition
+    assert await store.interrupt_requested(record.id, "turn_b")
+    await store.set_interrupt(record.id, False)
+    assert not await store.interrupt_requested(record.id, "turn_b")
 
 
 async def test_the_interrupt_flag_round_trips(harness: Harness) -> None:

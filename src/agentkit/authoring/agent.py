@@ -23,6 +23,7 @@ class AgentDefinition:
     description: str | None = None
     instructions: str | None = None
     tool_timeout: float = 120.0
+    stop_grace: float = 2.0
     options: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None  # display name; overrides pyproject's [project].name
 
@@ -34,10 +35,15 @@ def define_agent(
     description: str | None = None,
     instructions: str | None = None,
     tool_timeout: float = 120.0,
+    stop_grace: float = 2.0,
     name: str | None = None,
     **options: Any,
 ) -> AgentDefinition:
     """Define an agent's runtime config.
+
+    `stop_grace` is how many seconds running tools get to finish after a stop (or a
+    follow-up) interrupts their turn; then they are cancelled (`ctx.cancelled` is set at
+    the start of the grace period, so a tool can stop cleanly).
 
     `name` (root agent only) is the display name; without it the name comes from
     pyproject.toml `[project].name`, then the project folder's name. `on_busy`
@@ -55,12 +61,15 @@ def define_agent(
         raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
     parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
     parse_budget(options.get("budget"))
+    if not stop_grace >= 0:
+        raise ValueError("stop_grace must be zero or more seconds")
     return AgentDefinition(
         model=model,
         max_steps=max_steps,
         description=description,
         instructions=instructions,
         tool_timeout=tool_timeout,
+        stop_grace=float(stop_grace),
         options=dict(options),
         name=name,
     )

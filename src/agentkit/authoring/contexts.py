@@ -7,6 +7,7 @@ user code can say what it needs ("Reminders are disabled on this host.").
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,10 @@ class ToolContext:
     call_id: str
     tool_name: str
     workdir: Path  # a per-call working folder
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    """Set when the turn is interrupted (a stop or a follow-up): finish up or return early;
+    after the agent's `stop_grace` seconds the call is cancelled (a sync tool's thread is
+    abandoned, its result discarded)."""
 
     def __post_init__(self) -> None:
         # A tool only ever sees the host's services narrowed to its own session: a tool

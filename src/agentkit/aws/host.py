@@ -253,23 +253,18 @@ class AwsHost:
         is parked on an approval, record it as `turn.failed` with `reason`. Never
         re-dispatched, so a function that crashes on every attempt cannot loop.
         True when this call recorded the failure."""
-        from agentkit.engine.fold import fold_turn
-        from agentkit.engine.turns import fail_turn
+        from agentkit.engine.lifecycle import fail_lost
 
         record = await self.store.get_session(validate_session_id(session_id))
         if record is None:
             return False
-        holder = f"lost:{turn_id}"
-        if not await self.store.acquire_lease(session_id, holder, self.runtime.lease_ttl):
-            return False  # a live worker holds the session; it will finish or expire
-        try:
-            state = fold_turn(await self.store.read(session_id), turn_id)
-            if state.terminal or state.parked or not state.received:
-                return False
-            await fail_turn(self.runtime.recorder(record, turn_id), state, reason)
-            return True
-        finally:
-            await self.store.release_lease(session_id, holder)
+        # A holder of its own and a re-read under the lease: two deliveries of the same
+        # failure record one `turn.failed`.
+        return await fail_lost(self.runtime, record, turn_id, reason)
+
+    async def sweep(self) -> int:
+        """Dispatch or fail open turns nobody works on (SchedulerFunction's rate schedule)."""
+        return await self.runtime.sweep()
 
     # -- hooks -------------------------------------------------------------------------
 

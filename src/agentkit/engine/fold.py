@@ -152,6 +152,7 @@ class PendingCall:
     decision: str | None = None  # "approve" | "deny" once resolved
     decided_by: str | None = None
     decided_digest: str | None = None  # digest of the arguments the decision was made on
+    started: bool = False  # `action.started` recorded: it may have run, never run it again
 
 
 @dataclass(slots=True)
@@ -181,7 +182,9 @@ class TurnState:
             not self.terminal
             and not self.step_open
             and bool(self.pending)
-            and all(p.approval_requested and p.decision for p in self.pending.values())
+            and all(
+                p.approval_requested and p.decision and not p.started for p in self.pending.values()
+            )
         )
 
 
@@ -222,6 +225,10 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
                 )
         elif t == EventType.ACTION_RESULT:
             st.pending.pop(str(d.get("callId")), None)
+        elif t == EventType.ACTION_STARTED:
+            started = st.pending.get(str(d.get("callId")))
+            if started is not None:
+                started.started = True
         elif t == EventType.ACTION_APPROVAL_REQUESTED:
             p = st.pending.get(str(d.get("callId")))
             if p is None and d.get("toolName") == BUDGET_TOOL:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,14 @@ from agentkit.engine.tools import (
     call_workdir,
     invoke,
 )
-from agentkit.errors import ModelError, RunError, TurnInterrupted
+from agentkit.engine.turns import IN_DOUBT
+from agentkit.errors import LeaseLost, ModelError, RunError, TurnInterrupted
 from agentkit.events import (
     ActionApprovalRequested,
     ActionCall,
     ActionResult,
     ActionsRequested,
+    ActionStarted,
     Event,
     Payload,
     SessionCompleted,
@@ -71,6 +74,8 @@ from agentkit.sessions import SessionRecord, conversation_key
 
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
 START_FLUSH = 0.02
+TOOL_POLL = 0.05  # how often running tools look for an interrupt
+CANCEL_WAIT = 1.0  # how long cancelled tool calls get to unwind
 
 
 @dataclass(slots=True)
@@ -96,6 +101,8 @@ class TurnDeps:
     """Seeds the session workspace; called before the first agent-execution tool runs."""
     max_steps: int | None = None  # an A/B variant's override of the agent's max_steps
     abs: dict[str, str] = field(default_factory=dict)  # the session's A/B arms
+    stop_grace: float = 2.0
+    """Seconds running tools get after an interrupt before they are cancelled."""
 
 
 @dataclass(slots=True)
@@ -116,6 +123,8 @@ class TurnRunner:
         self.usage = state.usage
         self.queued: list[Payload] = []
         self.open: dict[str, ActionCall] = {}  # requested in this run, no result recorded yet
+        self.executing: set[str] = set()  # calls whose tool began running in this run
+        self.cancel_signal = threading.Event()  # `ctx.cancelled` of this turn's tool calls
         self._order = asyncio.Lock()
         deps.recorder.log = deps.events
         options = deps.manifest.agent.options
@@ -158,6 +167,8 @@ class TurnRunner:
                 if not out.calls:
                     final = out
                     break
+        except LeaseLost:
+            raise  # another worker owns the turn now: write nothing more
         except TurnInterrupted as exc:
             await self.fail(str(exc))
             return
@@ -284,31 +295,58 @@ class TurnRunner:
         )
 
     async def run_calls(self, plans: list[_Planned]) -> None:
-        """Run calls concurrently; each result is recorded as soon as it is known."""
+        """Run calls concurrently; each result is recorded as soon as it is known.
+
+        An interrupt while they run sets `ctx.cancelled`, gives them `stop_grace` seconds,
+        then cancels the rest (their results: in doubt) and ends the turn interrupted."""
         if not plans:
             return
         if await self.d.interrupted():
             await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
 
-        async def one(p: _Planned) -> None:
+        async def one(p: _Planned, *, queue: bool) -> None:
             if p.error is not None or p.entry is None:
-                await self.emit(_error(p.call, p.error or "tool unavailable"))
-                return
-            outcome = await self.execute(p.entry, p.call, p.value)
-            await self.emit(_result(p.call, outcome))
-
-        if len(plans) == 1:
-            # One call: its result rides in the same write as the step boundary after it.
-            # Durability is the same: nothing observable happens in between.
-            p = plans[0]
-            if p.error is not None or p.entry is None:
-                self.queued.append(_error(p.call, p.error or "tool unavailable"))
+                result = _error(p.call, p.error or "tool unavailable")
             else:
-                outcome = await self.execute(p.entry, p.call, p.value)
-                self.queued.append(_result(p.call, outcome))
-        else:
-            await asyncio.gather(*(one(p) for p in plans))
+                self.executing.add(p.call.call_id)
+                result = _result(p.call, await self.execute(p.entry, p.call, p.value))
+            if queue:
+                self.queued.append(result)
+            else:
+                await self.emit(result)
+
+        # One call: its result rides in the same write as the step boundary after it.
+        # Durability is the same: nothing observable happens in between.
+        single = len(plans) == 1
+        await self.preemptible([one(p, queue=single) for p in plans])
+
+    async def preemptible(self, calls: list[Coroutine[Any, Any, None]]) -> None:
+        """Await `calls` as tasks, watching for an interrupt (see `run_calls`)."""
+        tasks = [asyncio.ensure_future(c) for c in calls]
+        pending: set[asyncio.Future[None]] = set(tasks)
+        deadline: float | None = None
+        try:
+            while pending:
+                wait = TOOL_POLL if deadline is None else max(0.0, deadline - time.monotonic())
+                _, pending = await asyncio.wait(pending, timeout=wait)
+                if not pending:
+                    break
+                if deadline is None:
+                    if await self.d.interrupted():
+                        self.cancel_signal.set()
+                        deadline = time.monotonic() + self.d.stop_grace
+                elif time.monotonic() >= deadline:
+                    raise TurnInterrupted()
+        finally:
+            for t in pending:
+                t.cancel()
+            if pending:
+                # Cancelled agent-execution calls kill their process group on the way out;
+                # a tool that swallows the cancellation is not waited for long.
+                await asyncio.wait(pending, timeout=CANCEL_WAIT)
+        for t in tasks:
+            t.result()  # an engine error in a call ends the turn like any other
 
     async def execute(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         timeout = entry.timeout or self.d.manifest.agent.tool_timeout
@@ -340,6 +378,7 @@ class TurnRunner:
             call_id=call.call_id,
             tool_name=call.tool_name,
             workdir=workdir,
+            cancelled=self.cancel_signal,
         )
         try:
             if entry.name == TASK and entry.spec is None:
@@ -435,6 +474,19 @@ class TurnRunner:
             planned.needs_approval = False
             plans.append(planned)
         self.state.pending.clear()
+        self.open.update((p.call.call_id, p.call) for p in plans)
+        if await self.d.interrupted():
+            await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
+            raise TurnInterrupted()
+        # Durable before the first decided call runs: after a crash from here on, a call
+        # without a result may have run, so it is answered in doubt and never run again.
+        started = [
+            ActionStarted(call_id=p.call.call_id, tool_name=p.call.tool_name)
+            for p in plans
+            if p.error is None and p.entry is not None
+        ]
+        if started:
+            await self.emit(*started)
         await self.run_calls(plans)
 
     # ---- endings -------------------------------------------------------------------
@@ -451,9 +503,14 @@ class TurnRunner:
             SessionFailed(error=error) if self.d.session.mode == "task" else SessionWaiting()
         )
         answered = {p.call_id for p in self.queued if isinstance(p, ActionResult)}
-        unanswered = [_error(c, error) for cid, c in self.open.items() if cid not in answered]
-        failed = TurnFailed(error=error, usage=self.usage, cost_usd=self.cost)
-        await self.emit(*unanswered, failed, end)
+        unanswered = [
+            _error(c, IN_DOUBT if cid in self.executing else error)
+            for cid, c in self.open.items()
+            if cid not in answered
+        ]
+        await self.emit(
+            *unanswered, TurnFailed(error=error, usage=self.usage, cost_usd=self.cost), end
+        )
 
 
 @dataclass(frozen=True, slots=True)

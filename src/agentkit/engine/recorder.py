@@ -36,8 +36,11 @@ class Recorder:
         session: SessionRecord,
         fanout: Fanout | None,
         turn_id: str | None = None,
+        lease_holder: str | None = None,
     ) -> None:
         self.store = store
+        # When set, every append is fenced by this lease (`LeaseLost` once it is gone).
+        self.lease_holder = lease_holder
         self.session = session
         self.fanout = fanout
         self.turn_id = turn_id
@@ -52,7 +55,12 @@ class Recorder:
     async def append(self, drafts: Sequence[EventDraft]) -> list[Event]:
         if not drafts:
             return []
-        events = await self.store.append(self.session.id, drafts)
+        if self.lease_holder is not None:
+            events = await self.store.append(
+                self.session.id, drafts, lease_holder=self.lease_holder
+            )
+        else:
+            events = await self.store.append(self.session.id, drafts)
         if self.log is not None:
             self.log.extend(events)
         safe_publish(self.fanout, self.session, events)

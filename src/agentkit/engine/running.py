@@ -19,7 +19,7 @@ from agentkit.engine.busy import drain_queue
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
-from agentkit.errors import ModelError
+from agentkit.errors import LeaseLost, ModelError
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord
 
@@ -40,22 +40,27 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         return
     renewer = asyncio.create_task(_renew(rt, session_id, holder))
     rt.running.add(session_id)
+    rt.running_turns[session_id] = turn_id
     try:
         events = await rt.store.read(session_id)
         state = fold_turn(events, turn_id)
         if state.terminal or not state.received or state.parked:
             return
         if state.started and not state.resumable:
-            await fail_turn(rt.recorder(record, turn_id), state, LOST_TURN)
+            await fail_turn(rt.recorder(record, turn_id, holder), state, LOST_TURN)
             return
-        await _drive(rt, record, turn_id, state, events)
+        await _drive(rt, record, turn_id, state, events, holder)
+    except LeaseLost:
+        log.warning("turn %s lost its lease to another worker; it stops here", turn_id)
     finally:
         renewer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await renewer
         rt.running.discard(session_id)
+        rt.running_turns.pop(session_id, None)
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
+        rt.local_stop.discard(f"{session_id}#{turn_id}")
         await rt.store.release_lease(session_id, holder)
     # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
     try:
@@ -65,9 +70,14 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
 
 
 async def _drive(
-    rt: AgentRuntime, record: SessionRecord, turn_id: str, state: TurnState, events: list[Event]
+    rt: AgentRuntime,
+    record: SessionRecord,
+    turn_id: str,
+    state: TurnState,
+    events: list[Event],
+    holder: str,
 ) -> None:
-    recorder = rt.recorder(record, turn_id)
+    recorder = rt.recorder(record, turn_id, holder)
     arms = Arms.of(events, rt.experiments)
     try:
         model = rt.model_resolver(arms.model) if arms.model else rt.model()
@@ -94,28 +104,31 @@ async def _drive(
         workspace=rt.workspace(record.id),
         state_root=rt.state_root,
         project_root=getattr(rt.bundle, "root", None),
-        interrupted=_interrupt_check(rt, record.id),
+        interrupted=_interrupt_check(rt, record.id, turn_id),
         events=events,
         streams=rt.streams,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
+        stop_grace=rt.manifest.agent.stop_grace,
     )
     await TurnRunner(deps, state).run()
 
 
-def _interrupt_check(rt: AgentRuntime, session_id: str) -> Callable[[], Awaitable[bool]]:
+def _interrupt_check(
+    rt: AgentRuntime, session_id: str, turn_id: str
+) -> Callable[[], Awaitable[bool]]:
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
 
     async def check() -> bool:
         nonlocal last
-        if session_id in rt.local_stop:
+        if session_id in rt.local_stop or f"{session_id}#{turn_id}" in rt.local_stop:
             return True
         now = time.monotonic()
         if now - last < STORE_INTERRUPT_POLL:
             return False
         last = now
-        return await rt.store.interrupt_requested(session_id)
+        return await rt.store.interrupt_requested(session_id, turn_id)
 
     return check
 
@@ -126,8 +139,27 @@ async def _renew(rt: AgentRuntime, session_id: str, holder: str) -> None:
 
 
 async def keep_lease(rt: AgentRuntime, session_id: str, holder: str) -> None:
-    """Renew the session's lease every third of its TTL; return once it is lost."""
+    """Renew the session's lease every third of its TTL; return once it is lost.
+
+    A renewal that fails (a throttled write, a network blip) is retried with backoff
+    while the lease is still ours; only a definite loss (the store says another holder
+    has it, or it ran out) ends the renewal."""
+    ttl = rt.lease_ttl
+    renewed = time.monotonic()
     while True:
-        await asyncio.sleep(rt.lease_ttl / 3)
-        if not await rt.store.renew_lease(session_id, holder, rt.lease_ttl):
-            return
+        await asyncio.sleep(ttl / 3)
+        delay = min(0.05, ttl / 30)
+        while True:
+            try:
+                if not await rt.store.renew_lease(session_id, holder, ttl):
+                    return
+                renewed = time.monotonic()
+                break
+            except Exception as exc:
+                left = renewed + ttl - time.monotonic()
+                if left <= delay:
+                    log.warning("lease renewal of %s kept failing: %s", session_id, exc)
+                    return
+                log.info("lease renewal of %s failed (%s); retrying", session_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, ttl / 6)

@@ -27,7 +27,14 @@ from agentkit.engine.arms import enroll, experiments
 from agentkit.engine.busy import OnBusy, accept_when_idle
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.lifecycle import abandon_parked, recover_all, settle
+from agentkit.engine.fold import open_turns
+from agentkit.engine.lifecycle import (
+    abandon_parked,
+    end_undispatched,
+    give_back_token,
+    recover_all,
+    settle,
+)
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.running import run_turn
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
@@ -91,6 +98,11 @@ class Bundle(Protocol):
     def tool(self, name: str) -> ToolDefinition | None: ...
 
 
+def stop_key(session_id: str, turn_id: str) -> str:
+    """The `local_stop` entry that stops one turn of a session."""
+    return f"{session_id}#{turn_id}"
+
+
 def new_turn_id() -> str:
     return "turn_" + secrets.token_urlsafe(12)
 
@@ -100,7 +112,8 @@ class AgentRuntime:
 
     `lease_ttl` bounds how long a dead process can block a session; a running turn renews
     its lease every third of it. `settle_timeout` bounds how long a follow-up waits for an
-    interrupted turn to end before answering `session_busy`.
+    interrupted turn to end before answering `session_busy` (by default the larger of 5 s
+    and the agent's `stop_grace` + 3 s).
     """
 
     def __init__(
@@ -114,7 +127,7 @@ class AgentRuntime:
         model_resolver: Callable[[str | None], Model] = resolve_model,
         state_root: Path | None = None,
         lease_ttl: float = 60.0,
-        settle_timeout: float = 5.0,
+        settle_timeout: float | None = None,
     ) -> None:
         self.bundle = bundle
         self.store = store
@@ -129,13 +142,20 @@ class AgentRuntime:
             else Path(tempfile.mkdtemp(prefix="agentkit-"))
         )
         self.lease_ttl = lease_ttl
-        self.settle_timeout = settle_timeout
+        # By default long enough for running tools' stop grace and the turn's ending.
+        self.settle_timeout = (
+            settle_timeout
+            if settle_timeout is not None
+            else max(5.0, bundle.manifest.agent.stop_grace + 3.0)
+        )
         self._tools: dict[str, ToolEntry] | None = None
         self._model: Model | None = None
         # Shared with `engine.running`: stops asked for in this process, sessions with a
         # turn running here, and the model streams of those turns (cancelled on a stop).
+        # A stop entry is a session id (any turn) or `stop_key(session, turn)` (that turn).
         self.local_stop: set[str] = set()
         self.running: set[str] = set()
+        self.running_turns: dict[str, str] = {}  # session id -> the turn running here
         self.streams: dict[str, asyncio.Task[Any]] = {}
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
@@ -223,8 +243,10 @@ class AgentRuntime:
             self._experiments = experiments(self.manifest, self.bundle)
         return self._experiments
 
-    def recorder(self, record: SessionRecord, turn_id: str | None = None) -> Recorder:
-        return Recorder(self.store, record, self.fanout, turn_id)
+    def recorder(
+        self, record: SessionRecord, turn_id: str | None = None, lease_holder: str | None = None
+    ) -> Recorder:
+        return Recorder(self.store, record, self.fanout, turn_id, lease_holder)
 
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""
@@ -329,15 +351,15 @@ class AgentRuntime:
         new_hash = hash_token(token)
         if not await self.store.rotate_token(record.id, old_hash, new_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
-        if files:
-            try:
+        try:
+            if files:
                 self.prepare_workspace(record.id, files)
-            except BadRequest:
-                # Nothing was recorded: give the token back so the caller can retry with it
-                # (only this request knows the new hash, so nobody else can have used it).
-                await self.store.rotate_token(record.id, new_hash, old_hash)
-                raise
-        turn_id = await self._accept(record, message, principal, source, files)
+            turn_id = await self._accept(record, message, principal, source, files)
+        except BaseException:
+            # The caller never learns the new token: give the old one back so it can retry
+            # with it (only this request knows the new hash, so nobody else has used it).
+            await give_back_token(self.store, record.id, new_hash, old_hash)
+            raise
         return Accepted(record.id, token, turn_id)
 
     async def follow_up_by_key(
@@ -451,7 +473,13 @@ class AgentRuntime:
         await self.record(
             record, [draft(_received(message, principal, source, files), turn_id=turn_id)]
         )
-        await self.dispatcher.dispatch(record.id, turn_id)
+        try:
+            await self.dispatcher.dispatch(record.id, turn_id)
+        except Exception as exc:
+            # The message is recorded but nothing will run its turn: end it now, so the
+            # session is not left running (the sweeper re-dispatches it if this fails too).
+            await end_undispatched(self, record, turn_id, exc)
+            raise
         return turn_id
 
     async def _settle(self, record: SessionRecord, *, token_hash: str | None = None) -> None:
@@ -459,15 +487,29 @@ class AgentRuntime:
         `token_hash`, only while the session's token is still that one."""
         await settle(self, record, token_hash=token_hash)
 
-    async def interrupt(self, session_id: str) -> None:
-        """Ask the session's running turn to stop at its next safe point."""
-        self.local_stop.add(session_id)
+    async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
+        """Ask the session's running turn (`turn_id` only, when given) to stop at its next
+        safe point."""
+        if turn_id is None:
+            self.local_stop.add(session_id)
+        self.interrupt_local(session_id, turn_id)
+        if session_id not in self.running:
+            # The turn runs in another process (or has not started): it reads the flag.
+            if turn_id is None:
+                await self.store.set_interrupt(session_id, True)
+            else:
+                await self.store.request_interrupt(session_id, turn_id)
+
+    def interrupt_local(self, session_id: str, turn_id: str | None) -> None:
+        """Stop the turn if it runs in this process (only `turn_id`, when given)."""
+        running = self.running_turns.get(session_id)
+        if turn_id is not None:
+            self.local_stop.add(stop_key(session_id, turn_id))
+            if running != turn_id:
+                return
         stream = self.streams.get(session_id)
         if stream is not None:
             stream.cancel()  # a model blocked mid-stream stops now, not at its next chunk
-        if session_id not in self.running:
-            # The turn runs in another process (or has not started): it reads the flag.
-            await self.store.set_interrupt(session_id, True)
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
@@ -479,7 +521,8 @@ class AgentRuntime:
             return True
         if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
             return False
-        await self.interrupt(record.id)
+        turns = open_turns(events)
+        await self.interrupt(record.id, turns[-1] if turns else None)
         return True
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
@@ -594,6 +637,12 @@ class AgentRuntime:
         """End turns whose process died; resume decided approvals; keep parked ones."""
         await recover_all(self)
 
+    async def sweep(self) -> int:
+        """Dispatch or fail open turns nobody works on (see `engine.sweeper`)."""
+        from agentkit.engine.sweeper import sweep
+
+        return await sweep(self)
+
 
 async def _none_paused() -> Mapping[str, Collection[str]]:
     return {}
@@ -621,4 +670,4 @@ def _received(
     )
 
 
-__all__ = ["AgentRuntime", "Bundle", "new_turn_id"]
+__all__ = ["AgentRuntime", "Bundle", "new_turn_id", "stop_key"]

@@ -1,9 +1,9 @@
 """The tool table of one agent: schemas for the model, validation, approval rules, execution.
 
 Server tools run in-process: input is validated with the tool's pydantic model (or its JSON
-Schema), sync handlers run in a worker thread, every call has a timeout, and an exception
-becomes an error result the model sees. `execution="agent"` tools run as a subprocess in
-the session workspace (see `agent_tool`).
+Schema), sync handlers run in the bounded tool pool (`toolpool`), every call has a timeout,
+and an exception becomes an error result the model sees. `execution="agent"` tools run as
+a subprocess in the session workspace (see `agent_tool`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import ToolDefinition
+from agentkit.engine.toolpool import PoolSaturated, tool_pool
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
 from agentkit.store.ids import is_valid_name
@@ -171,10 +172,14 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
         if inspect.iscoroutinefunction(fn):
             result = await asyncio.wait_for(fn(*args), timeout)
         else:
-            result = await asyncio.wait_for(asyncio.to_thread(fn, *args), timeout)
+            # The tool pool, not the default executor: an abandoned call (timed out or
+            # stopped) keeps its thread there, never one the store or server needs.
+            result = await asyncio.wait_for(tool_pool().run(fn, *args), timeout)
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(result, timeout)
         out = to_jsonable_python(result, fallback=str)
+    except PoolSaturated as exc:
+        return Outcome(True, error=str(exc), duration_ms=elapsed_ms(started))
     except TimeoutError:
         return Outcome(
             True,

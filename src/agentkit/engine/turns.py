@@ -13,24 +13,23 @@ from agentkit.events import (
     TurnStarted,
 )
 
-NOT_RERUN = (
-    "this tool call was requested but its result was never recorded (the process running it"
-    " stopped); it was not run again"
-)
+IN_DOUBT = "interrupted while running; it may have completed; not re-run"
+NOT_RERUN = IN_DOUBT  # the older name of the same rule
 ABANDONED = "the turn ended before this call was approved; it did not run"
 
 
 async def fail_turn(recorder: Recorder, state: TurnState, error: str) -> None:
     """Record `turn.failed` (after error results for every open call) and the session end.
 
-    Open calls that were parked for approval did not run; any other open call may have
-    started, so it is reported as such and never re-run.
+    Open calls that were parked for approval and never started did not run; any other open
+    call (model-requested, or approved with `action.started` recorded) may have run, so it
+    is reported as in doubt and never re-run.
     """
     payloads: list[Payload] = []
     if not state.started:
         payloads.append(TurnStarted())
     for p in state.pending.values():
-        reason = ABANDONED if p.approval_requested else NOT_RERUN
+        reason = ABANDONED if p.approval_requested and not p.started else IN_DOUBT
         payloads.append(
             ActionResult(call_id=p.call_id, tool_name=p.tool_name, is_error=True, error=reason)
         )

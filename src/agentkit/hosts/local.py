@@ -16,7 +16,10 @@ moment anyway (`kill -9`), so the one path that matters is recovery at the next 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +128,7 @@ class LocalHost:
         if self.timer is not None:
             self.timer.set_handler(self._on_timer)
         self._lock = FileLock(str(self.state_dir / "serve.lock"))
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def slug(self) -> str:
@@ -162,12 +166,22 @@ class LocalHost:
         await self.runtime.recover()
         if self.ab is not None:
             await self.ab.load()
+        from agentkit.engine.sweeper import sweep_forever
+
+        # Turns left open with nobody on them (a lost dispatch, a dead `agentkit run`) are
+        # dispatched again or failed once quiet for a lease TTL.
+        self._sweeper = asyncio.create_task(sweep_forever(self.runtime, self.runtime.lease_ttl))
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()
 
     async def aclose(self) -> None:
         """Stop timers and hook delivery; turns still running are left for recovery."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         if self.schedule_runner is not None:
             await self.schedule_runner.stop()
         if self.timer is not None:
@@ -209,16 +223,33 @@ class LocalHost:
         await route_timer_key(key, schedules=self.schedule_runner, reminders=self.reminders)
 
     async def _release_dead_leases(self) -> int:
-        # Holding the state-dir lock means no live process can hold a turn lease here.
+        # Holding the state-dir lock means no other server runs here, but `agentkit run`
+        # takes no such lock: a lease whose recorded process is alive is left alone.
         released = 0
         cursor: str | None = None
         while True:
             page = await self.store.list_sessions(None, limit=100, cursor=cursor)
             for record in page.items:
                 lease = await self.store.get_lease(record.id)
-                if lease is not None:
+                if lease is not None and not process_alive(lease.pid):
                     await self.store.release_lease(record.id, lease.holder)
                     released += 1
             cursor = page.cursor
             if cursor is None:
                 return released
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether `pid` is another live process on this machine (None, or this process: no;
+    a lease this process holds at start-up was left by an earlier runtime in it)."""
+    if pid is None or pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True

@@ -161,6 +161,7 @@ def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
         model=ctx.check_model(definition.model, path),
         max_steps=definition.max_steps,
         tool_timeout=definition.tool_timeout,
+        stop_grace=definition.stop_grace,
         options=options,
         ref=ref,
     )

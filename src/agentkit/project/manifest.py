@@ -48,6 +48,7 @@ class AgentSpec(_Model):
     model: str | None = None
     max_steps: int = 20
     tool_timeout: float = 120.0
+    stop_grace: float = 2.0
     options: dict[str, Any] = Field(default_factory=dict)
     ref: CodeRef | None = None
 

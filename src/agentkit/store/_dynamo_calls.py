@@ -7,12 +7,12 @@ see all of them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from agentkit.errors import StoreError
+from agentkit.store._offload import offload
 
 T = TypeVar("T")
 
@@ -133,7 +133,7 @@ class Caller:
         self.usage.estimated_write_units += estimated_wcu
         fn: Callable[..., dict[str, Any]] = getattr(self.client, operation)
         try:
-            result = await asyncio.to_thread(fn, **kwargs)
+            result = await offload(fn, **kwargs)
         except Exception as exc:
             if isinstance(exc, StoreError):
                 raise

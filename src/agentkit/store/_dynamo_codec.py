@@ -37,7 +37,7 @@ Item = dict[str, Any]
 INLINE_DATA_MAX_BYTES = 300_000
 CHUNK_BYTES = 300_000
 # A transaction carries at most 100 items and 4 MB; leave headroom for keys and names.
-TRANSACTION_MAX_ITEMS = 100
+TRANSACTION_MAX_ITEMS = 99  # DynamoDB allows 100; one is kept for the lease fence
 TRANSACTION_MAX_BYTES = 3_500_000
 MAX_KEY_BYTES = 1024
 

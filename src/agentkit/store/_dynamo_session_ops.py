@@ -291,10 +291,25 @@ class SessionOps:
             session_id, "SET #i = :i", _EXISTS, {"#i": "interrupt"}, {":i": {"BOOL": requested}}
         )
 
-    async def interrupt_requested(self, session_id: str) -> bool:
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        validate_session_id(session_id)
+        condition, names = _EXISTS, {"#i": "interrupt"}
+        values: dict[str, Any] = {":i": codec.s(turn_id)}
+        if token_hash is not None:
+            condition += " AND #t = :t"
+            names["#t"] = "tokenHash"
+            values[":t"] = codec.s(token_hash)
+        lost = await self._update_session(session_id, "SET #i = :i", condition, names, values)
+        return lost is None
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
         validate_session_id(session_id)
         item = await self._get_session_item(session_id, names={"#i": "interrupt"})
         flag = (item or {}).get("interrupt") or {}
+        if "S" in flag:  # `request_interrupt`: that turn only
+            return bool(flag["S"] == turn_id)
         return bool(flag.get("BOOL", False))
 
     # -- reminders -------------------------------------------------------------------------

@@ -6,13 +6,13 @@ flushed to disk (losing a claim to a power cut would let a delivery run twice).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
+from agentkit.store._offload import offload
 from agentkit.store.base import Claim
 from agentkit.store.ids import hash_key, validate_idempotency_key, validate_name
 
@@ -32,11 +32,11 @@ class FileRecords:
 
     async def put_reminder(self, reminder: ReminderRecord) -> None:
         path = self._reminder_path(reminder.id)
-        await asyncio.to_thread(write_json_atomic, path, reminder.to_dict())
+        await offload(write_json_atomic, path, reminder.to_dict())
 
     async def get_reminder(self, reminder_id: str) -> ReminderRecord | None:
         path = self._reminder_path(reminder_id)
-        raw = await asyncio.to_thread(read_json, path)
+        raw = await offload(read_json, path)
         return ReminderRecord.from_dict(raw) if isinstance(raw, dict) else None
 
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
@@ -50,13 +50,13 @@ class FileRecords:
                     found.append(ReminderRecord.from_dict(raw))
             return found
 
-        found = await asyncio.to_thread(scan)
+        found = await offload(scan)
         if active_only:
             found = [r for r in found if r.status == "active"]
         return sorted(found, key=lambda r: (r.created_at, r.id))
 
     async def delete_reminder(self, reminder_id: str) -> bool:
-        return await asyncio.to_thread(unlink, self._reminder_path(reminder_id))
+        return await offload(unlink, self._reminder_path(reminder_id))
 
     def _reminder_path(self, reminder_id: str) -> Path:
         return self._reminders / f"{validate_name(reminder_id, 'reminder id')}.json"
@@ -81,7 +81,7 @@ class FileRecords:
                     self._purge_claims(now)
                 return True
 
-        return await asyncio.to_thread(claim)
+        return await offload(claim)
 
     async def settle_claim(
         self, key: str, state: str, ttl: float, *, detail: str | None = None
@@ -93,7 +93,7 @@ class FileRecords:
                 body = {"expiresAt": self._clock() + ttl, "state": state, "detail": detail}
                 write_json_atomic(path, body)
 
-        await asyncio.to_thread(settle)
+        await offload(settle)
 
     async def release_claim(self, key: str) -> None:
         path = self._claim_path(key)
@@ -102,11 +102,11 @@ class FileRecords:
             with exclusive(self._locks / "_idempotency.lock"):
                 unlink(path)
 
-        await asyncio.to_thread(release)
+        await offload(release)
 
     async def get_claim(self, key: str) -> Claim | None:
         path = self._claim_path(key)
-        raw = await asyncio.to_thread(read_json, path)
+        raw = await offload(read_json, path)
         if not isinstance(raw, dict) or float(raw.get("expiresAt", 0)) <= self._clock():
             return None
         detail = raw.get("detail")

@@ -7,6 +7,7 @@ Every adapter (memory, files, DynamoDB) passes the same contract suite in
   never share or skip an index, and a batch lands whole, in order, contiguously.
 - `rotate_token` is a compare-and-set: of several rotations from one token, one wins.
 - A lease has one holder until it expires; after expiry anyone may take it over.
+- An append fenced by a lease holder lands only while that holder holds the lease.
 - Deleting a session removes it from listings, reads and follows.
 - Every id is validated before it touches a path or a key (`InvalidId`).
 """
@@ -28,6 +29,7 @@ class Lease:
 
     holder: str
     expires_at: float
+    pid: int | None = None  # the holding process, where the store records it (files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +79,16 @@ class Store(Protocol):
         """Replace the token hash if it still equals `expected_hash`. True if this call won."""
 
     # events
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
-        """Append drafts with the next indexes; returns the recorded events."""
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
+        """Append drafts with the next indexes; returns the recorded events.
+
+        With `lease_holder`, the batch lands only while that holder still holds the
+        session's lease (expired but not yet taken over counts as held), checked
+        atomically with the write; otherwise `LeaseLost` and nothing is written: once
+        another holder took the lease over, or it was released, a worker can never append
+        to the turn it lost."""
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         """Events with index >= start, in order (at most `limit`)."""
@@ -105,8 +115,16 @@ class Store(Protocol):
     async def set_interrupt(self, session_id: str, requested: bool) -> None:
         """Raise or clear the session's interrupt flag."""
 
-    async def interrupt_requested(self, session_id: str) -> bool:
-        """Whether a stop has been requested for the running turn."""
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        """Raise the interrupt flag naming `turn_id`, in one conditional write: with
+        `token_hash`, only while the session's token hash is still that one. True if
+        written. A flag naming one turn never stops another."""
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Whether a stop has been requested: a flag from `set_interrupt`, or (with
+        `turn_id`) one from `request_interrupt` naming that turn."""
 
     # reminders
     async def put_reminder(self, reminder: ReminderRecord) -> None:

@@ -54,7 +54,7 @@ a deleted session can never grow events again. Stream consumers should filter to
 
 Reads that need order (`read`, `follow`, the end of the stream, leases) are strongly
 consistent; every query paginates. DynamoDB cannot notify, so `follow` polls with a short
-backoff (50 ms growing to 500 ms). Requests run in worker threads (`asyncio.to_thread`)
+backoff (50 ms growing to 500 ms). Requests run in the stores' own worker threads (`_offload`)
 with botocore's standard retry mode; every error becomes a `StoreError`. The requests
 made and the capacity units reported (`ReturnConsumedCapacity`) are counted in `usage`;
 `usage.estimated_write_units` applies DynamoDB's pricing rules to the item sizes, for
@@ -70,7 +70,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentkit.errors import SessionNotFound, StoreError
+from agentkit.errors import LeaseLost, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft
 from agentkit.store import _dynamo_codec as codec
 from agentkit.store._dynamo_calls import (
@@ -103,6 +103,7 @@ from agentkit.store._dynamo_schema import (
 )
 from agentkit.store._dynamo_session_ops import SessionOps
 from agentkit.store._dynamo_stream import chunk_query, read_stream_event
+from agentkit.store._offload import offload
 from agentkit.store.ids import validate_session_id
 
 __all__ = [
@@ -189,7 +190,9 @@ class DynamoDBStore(SessionOps):
 
     # -- events ----------------------------------------------------------------------------
 
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
         validate_session_id(session_id)
         for d in drafts:
             if not isinstance(d.type, str) or not d.type:
@@ -202,7 +205,7 @@ class DynamoDBStore(SessionOps):
         recorded: list[Event] = []
         async with self._gates.hold(session_id):
             for group in _groups(prepared):
-                recorded.extend(await self._append_group(session_id, group))
+                recorded.extend(await self._append_group(session_id, group, lease_holder))
         return recorded
 
     async def _prepare(
@@ -222,7 +225,10 @@ class DynamoDBStore(SessionOps):
         return d, payload, blob_id
 
     async def _append_group(
-        self, session_id: str, group: list[tuple[EventDraft, bytes, str | None]]
+        self,
+        session_id: str,
+        group: list[tuple[EventDraft, bytes, str | None]],
+        lease_holder: str | None = None,
     ) -> list[Event]:
         index = self._next.get(session_id)
         if index is None:
@@ -235,7 +241,7 @@ class DynamoDBStore(SessionOps):
                 codec.event_item(d, session_id, index + i, payload, blob, writer)
                 for i, (d, payload, blob) in enumerate(group)
             ]
-            existing = await self._put_new(items)
+            existing = await self._put_new(items, self._lease_check(session_id, lease_holder))
             if existing is not None and any(
                 old and codec.get_s(old, "writer") == writer for old in existing
             ):
@@ -256,11 +262,29 @@ class DynamoDBStore(SessionOps):
                 await asyncio.sleep(random.uniform(0, min(0.1, 0.002 * 2**attempt)))
             index = await self._end(session_id)
 
-    async def _put_new(self, items: list[dict[str, Any]]) -> list[dict[str, Any] | None] | None:
+    def _lease_check(self, session_id: str, holder: str | None) -> dict[str, Any] | None:
+        """The transaction item that makes an append conditional on holding the lease."""
+        if holder is None:
+            return None
+        return {
+            "ConditionCheck": {
+                "TableName": self._state,
+                "Key": codec.session_key(session_id),
+                "ConditionExpression": "#h = :h",
+                "ExpressionAttributeNames": {"#h": "leaseHolder"},
+                "ExpressionAttributeValues": {":h": codec.s(holder)},
+            }
+        }
+
+    async def _put_new(
+        self, items: list[dict[str, Any]], fence: dict[str, Any] | None = None
+    ) -> list[dict[str, Any] | None] | None:
         """Write items that must not exist yet, all or none; None on success, else the
-        current items that were in the way (None entries when not returned)."""
+        current items that were in the way (None entries when not returned). With
+        `fence` (a condition on the session item, in the same transaction), `LeaseLost`
+        when that condition fails."""
         try:
-            if len(items) == 1:
+            if len(items) == 1 and fence is None:
                 await self._caller.call(
                     "put_item",
                     TableName=self._events,
@@ -274,16 +298,19 @@ class DynamoDBStore(SessionOps):
                 await self._caller.call(
                     "transact_write_items",
                     TransactItems=[
-                        {
-                            "Put": {
-                                "TableName": self._events,
-                                "Item": item,
-                                "ConditionExpression": _NOT_EXISTS,
-                                "ExpressionAttributeNames": _PK_NAME,
-                                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        *([fence] if fence is not None else []),
+                        *(
+                            {
+                                "Put": {
+                                    "TableName": self._events,
+                                    "Item": item,
+                                    "ConditionExpression": _NOT_EXISTS,
+                                    "ExpressionAttributeNames": _PK_NAME,
+                                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                                }
                             }
-                        }
-                        for item in items
+                            for item in items
+                        ),
                     ],
                     estimated_wcu=sum(2 * codec.write_units(item) for item in items),
                 )
@@ -292,6 +319,10 @@ class DynamoDBStore(SessionOps):
         except TransactionCancelled as cancelled:
             if not cancelled.retryable:
                 raise
+            if fence is not None and cancelled.reasons:
+                if cancelled.reasons[0].get("Code") == "ConditionalCheckFailed":
+                    raise LeaseLost("the turn lease is held by another worker") from None
+                cancelled.reasons = cancelled.reasons[1:]
             return cancelled.failed_items() or [None]
         return None
 
@@ -468,7 +499,7 @@ class DynamoDBStore(SessionOps):
 
     async def close(self) -> None:
         if self._owns_client:
-            await asyncio.to_thread(self._caller.client.close)
+            await offload(self._caller.client.close)
 
 
 def _groups(

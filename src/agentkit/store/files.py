@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentkit.errors import SessionExists, SessionNotFound, StoreError
+from agentkit.errors import LeaseLost, SessionExists, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import EventLog
@@ -60,6 +60,7 @@ from agentkit.store._fs import (
     write_json_atomic,
 )
 from agentkit.store._notify import Notifier
+from agentkit.store._offload import offload
 from agentkit.store.base import Lease, Page
 from agentkit.store.ids import (
     decode_cursor,
@@ -75,7 +76,7 @@ T = TypeVar("T")
 # instance wakes followers of another instance on the same folder.
 _NOTIFIER = Notifier()
 _SUM_EVERY = 32  # new views between two checks of the cache's byte bound
-_LEASE_WIDTH = 160  # the lease is rewritten in place at this width (longer holders fit too)
+_LEASE_WIDTH = 192  # the lease is rewritten in place at this width (longer holders fit too)
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -190,7 +191,7 @@ class FileStore(FileRecords):
         self, principal: str | None, *, limit: int = 50, cursor: str | None = None
     ) -> Page:
         after = encode_cursor(*decode_cursor(cursor)) if cursor is not None else None
-        return await asyncio.to_thread(self._list_sync, principal, max(1, limit), after)
+        return await offload(self._list_sync, principal, max(1, limit), after)
 
     def _list_sync(self, principal: str | None, limit: int, after: str | None) -> Page:
         markers = self._index.newest_first(principal, after)
@@ -218,7 +219,7 @@ class FileStore(FileRecords):
                 return None
             return record
 
-        return await asyncio.to_thread(find)
+        return await offload(find)
 
     async def touch_session(self, session_id: str) -> None:
         folder = self.session_dir(session_id)
@@ -265,22 +266,29 @@ class FileStore(FileRecords):
                 self._logs.pop(session_id, None)
             return trashed
 
-        trashed = await asyncio.to_thread(delete)
+        trashed = await offload(delete)
         if trashed is None:
             return False
         _NOTIFIER.notify(events_key)
-        await asyncio.to_thread(shutil.rmtree, trashed, True)
+        await offload(shutil.rmtree, trashed, True)
         return True
 
     # events
 
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
         files = self._files(session_id)
         log = self._log(session_id)
 
         def append() -> list[Event]:
             if not files.exists():
                 raise SessionNotFound(session_id)
+            if lease_holder is not None:
+                # Under the session lock, which every lease change takes too.
+                lease = self._read_lease(files.lease)
+                if lease is None or lease.holder != lease_holder:
+                    raise LeaseLost(session_id)
             return log.append(drafts, fsync=self._fsync)
 
         inline = not self._fsync and log.cheap_to_append()
@@ -293,7 +301,7 @@ class FileStore(FileRecords):
         validate_session_id(session_id)
         found = self._read_here(session_id, start, limit)
         if found is None:
-            found = await asyncio.to_thread(self._read_sync, session_id, start, limit)
+            found = await offload(self._read_sync, session_id, start, limit)
         return found or []
 
     def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
@@ -336,7 +344,7 @@ class FileStore(FileRecords):
             with _NOTIFIER.register(key) as waiter:
                 found = self._read_here(session_id, start, None)
                 if found is None:
-                    found = await asyncio.to_thread(self._read_sync, session_id, start, None)
+                    found = await offload(self._read_sync, session_id, start, None)
                 remaining = deadline - loop.time()
                 if found is None:
                     return []
@@ -357,7 +365,7 @@ class FileStore(FileRecords):
             return size
 
         cached = self._log(session_id).size_cached() if self._exists(session_id) else None
-        return cached if cached is not None else await asyncio.to_thread(count)
+        return cached if cached is not None else await offload(count)
 
     # turn lease and interrupts
 
@@ -379,7 +387,7 @@ class FileStore(FileRecords):
             mine = live and lease is not None and lease.holder == holder
             if not mine and (live or not take_free):
                 return False
-            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl})
+            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl, "pid": os.getpid()})
             write_in_place(files.lease, lease_json.encode(), _LEASE_WIDTH)
             return True
 
@@ -412,8 +420,14 @@ class FileStore(FileRecords):
         # damaged file (a power cut) is a free lease, which only frees it early.
         try:
             raw = json.loads(read_small(path) or b"null")
-            return Lease(holder=str(raw["holder"]), expires_at=float(raw["expiresAt"]))
-        except (ValueError, TypeError, KeyError):
+            # The holder's process: `agentkit serve` leaves a live process's lease alone.
+            pid = raw.get("pid") if isinstance(raw, dict) else None
+            return Lease(
+                holder=str(raw["holder"]),
+                expires_at=float(raw["expiresAt"]),
+                pid=pid if isinstance(pid, int) else None,
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
     async def set_interrupt(self, session_id: str, requested: bool) -> None:
@@ -423,7 +437,7 @@ class FileStore(FileRecords):
             if not files.exists():
                 raise SessionNotFound(session_id)
             if requested:
-                files.interrupt.touch()
+                write_in_place(files.interrupt, b"", _LEASE_WIDTH)  # blank: any turn
             else:
                 unlink(files.interrupt)
 
@@ -431,8 +445,33 @@ class FileStore(FileRecords):
             return  # already clear: every accepted message asks this, so skip the lock
         await self._locked(session_id, flag)
 
-    async def interrupt_requested(self, session_id: str) -> bool:
-        return self._files(session_id).interrupt.exists()  # one `stat`
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        files = self._files(session_id)
+
+        def flag() -> bool:
+            raw = read_json(files.record)
+            if not isinstance(raw, dict):
+                raise SessionNotFound(session_id)
+            if token_hash is not None and raw.get("tokenHash") != token_hash:
+                return False
+            write_in_place(files.interrupt, turn_id.encode(), _LEASE_WIDTH)
+            return True
+
+        # Under the session lock, which token rotations take too: one conditional write.
+        return await self._locked(session_id, flag)
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
+        path = self._files(session_id).interrupt
+        if not path.exists():  # one `stat`: the common case
+            return False
+        try:
+            named = path.read_bytes().strip().decode()
+        except (OSError, UnicodeDecodeError):
+            return False
+        # An empty file (`set_interrupt`) stops any turn; a turn id, that turn only.
+        return not named or named == turn_id
 
     async def close(self) -> None:
         with self._logs_guard:
@@ -473,7 +512,7 @@ class FileStore(FileRecords):
             with exclusive(path):
                 return fn()
 
-        return await asyncio.to_thread(locked)
+        return await offload(locked)
 
     def _log(self, session_id: str) -> EventLog:
         with self._logs_guard:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agentkit.errors import SessionExists, SessionNotFound
+from agentkit.errors import LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
@@ -37,7 +37,7 @@ class _Session:
     record: SessionRecord
     events: list[Event] = field(default_factory=list)
     lease: Lease | None = None
-    interrupt: bool = False
+    interrupt: bool | str = False  # True: any turn; a turn id: that turn only
 
 
 class MemoryStore:
@@ -127,10 +127,16 @@ class MemoryStore:
 
     # events
 
-    async def append(self, session_id: str, drafts: Sequence[EventDraft]) -> list[Event]:
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
         validate_session_id(session_id)
         with self._lock:
             found = self._require(session_id)
+            if lease_holder is not None:
+                lease = found.lease
+                if lease is None or lease.holder != lease_holder:
+                    raise LeaseLost(session_id)
             start = len(found.events)
             recorded = [
                 Event.from_draft(d, session_id=session_id, index=start + i)
@@ -213,11 +219,23 @@ class MemoryStore:
         with self._lock:
             self._require(session_id).interrupt = requested
 
-    async def interrupt_requested(self, session_id: str) -> bool:
+    async def request_interrupt(
+        self, session_id: str, turn_id: str, *, token_hash: str | None = None
+    ) -> bool:
+        validate_session_id(session_id)
+        with self._lock:
+            found = self._require(session_id)
+            if token_hash is not None and found.record.token_hash != token_hash:
+                return False
+            found.interrupt = turn_id
+            return True
+
+    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
         validate_session_id(session_id)
         with self._lock:
             found = self._sessions.get(session_id)
-            return bool(found and found.interrupt)
+            flag = found.interrupt if found is not None else False
+        return flag is True or (isinstance(flag, str) and flag == turn_id)
 
     # reminders
 

@@ -8,6 +8,8 @@
   `agentkit.scheduling.claims`): a redelivered firing does nothing, a failed attempt
   releases its claim and raises so the retry runs it, a crashed one's claim lapses when
   the function's time is up, and a schedule handler's own error is recorded as such.
+- `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
+  quiet for longer than the lease TTL, are dispatched again (never started) or failed.
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -39,6 +41,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return _fire(event, "scheduleId", context)
     if kind == "reminder":
         return _fire(event, "reminderId", context)
+    if kind == "sweep":
+        return {"ok": True, "swept": run(host().sweep())}
     log.error("unrecognised event: keys %s", sorted(event)[:20])
     return {"ok": False, "error": "bad_request"}
 
