@@ -185,6 +185,7 @@ class AgentRuntime:
         self._tools = None
         self._model = None
         self._system = None
+        self._experiments = None
 
     @property
     def direct(self) -> DirectCalls:
