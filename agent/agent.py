@@ -6,6 +6,7 @@ own display name here; `name=` in define_agent wins over pyproject's [project].n
 
 from agentkit import define_agent
 
-# No model here: the deployment's AgentModel parameter (or AGENTKIT_MODEL) picks it, and
-# without either the offline `test` model answers.
+# No model here. The model is, first to last: the AGENTKIT_MODEL environment variable
+# (which the deployment's ModelId parameter sets on AWS), a `model=` given here, and the
+# offline `test` model.
 agent = define_agent(name="assistant", max_steps=10)

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 # Tests never call a real model provider or a real AWS account.
-os.environ.setdefault("AGENTKIT_MODEL", "test")
+# AGENTKIT_MODEL would take precedence over every agent file's model (and the models tests
+# resolve with doubles); with it unset an agent that names no model runs the offline `test`
+# model. Tests that exercise the variable set it themselves.
+os.environ.pop("AGENTKIT_MODEL", None)
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")

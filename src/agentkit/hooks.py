@@ -214,6 +214,10 @@ class LocalHookFanout:
     def hooks(self) -> list[NamedHook]:
         return list(self._hooks)
 
+    def replace_hooks(self, hooks: Sequence[NamedHook]) -> None:
+        """Deliver later events to `hooks` (a reloaded agent); queued ones still drain."""
+        self._hooks = list(hooks)
+
     def publish(self, session: SessionRecord, events: list[Event]) -> None:
         if self._closed or not self._hooks or not events:
             return

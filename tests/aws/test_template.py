@@ -156,7 +156,9 @@ def test_layer_requirements_cover_the_runtime_dependencies() -> None:
     )
     lines = (ROOT / "layers" / "requirements.txt").read_text().splitlines()
     have = {re.split(r"[\[<>=!~ ]", x, maxsplit=1)[0].lower() for x in lines if x and x[0] != "#"}
-    served_elsewhere = {"uvicorn", "boto3"}  # Mangum serves the app; the runtime has boto3
+    # Mangum serves the app; the runtime has boto3; the CLI's tables (rich) and --dev
+    # reloading (watchfiles) are local only.
+    served_elsewhere = {"uvicorn", "boto3", "rich", "watchfiles"}
     for req in wanted:
         name = re.split(r"[\[<>=!~ ]", req, maxsplit=1)[0].lower()
         assert name in have or name in served_elsewhere, name

@@ -108,6 +108,7 @@ def test_the_public_names_are_exactly_these():
         "ScriptedModel",
         "Step",
         "TestModel",
+        "agent_model_id",
         "parse_model_id",
         "resolve_model",
     ]

@@ -91,6 +91,22 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "schedule.invalid_cron",
         "agent/schedules/x.md",
     ),
+    "cron EventBridge cannot run": (
+        {"agent/schedules/x.md": "---\ncron: '0 0 1 * 1'\n---\nGo.\n"},
+        "schedule.cron_not_on_aws",
+        "agent/schedules/x.md",
+    ),
+    "untyped tool input": (
+        {
+            "agent/tools/t.py": (
+                "from agentkit import define_tool\n"
+                "@define_tool(description='T.')\n"
+                "def t(input, ctx):\n    return 1\n"
+            )
+        },
+        "tool.untyped_input",
+        "agent/tools/t.py",
+    ),
     "markdown schedule without cron": (
         {"agent/schedules/x.md": "Go.\n"},
         "schedule.invalid_cron",

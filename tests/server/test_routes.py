@@ -349,7 +349,8 @@ def test_wrong_method_is_json_405(client: httpx.Client, url: str) -> None:
 def test_bad_bodies_are_400(client: httpx.Client, url: str, body: bytes) -> None:
     r = client.post(f"{url}/v1/session", content=body, headers={"content-type": "application/json"})
     assert r.status_code == 400
-    assert r.json()["ok"] is False and r.json()["error"] == "bad_request"
+    expected = "invalid_json" if body == b"{not json" else "bad_request"
+    assert r.json()["ok"] is False and r.json()["error"] == expected
 
 
 def test_oversized_body_is_413(client: httpx.Client, url: str) -> None:

@@ -33,6 +33,9 @@ class ToolDefinition:
     execution: Execution = "server"
     timeout: float | None = None
     name: str | None = None  # the file name wins during discovery
+    # Why the input schema could not be derived (an untyped input parameter, say); discovery
+    # reports it as an error naming the file instead of serving an empty schema.
+    input_problem: str | None = None
     env: tuple[str, ...] = ()  # server environment variables an agent-execution tool may see
 
     @property
@@ -50,18 +53,31 @@ class ToolDefinition:
         return dict(self.json_schema) or {"type": "object", "properties": {}}
 
 
-def _model_from_signature(fn: Callable[..., Any]) -> type[BaseModel] | None:
+def _model_from_signature(fn: Callable[..., Any]) -> tuple[type[BaseModel] | None, str | None]:
+    """The pydantic model annotating the handler's first parameter, or why there is none.
+
+    A handler with no parameters takes no input; one whose first parameter is not annotated
+    with a pydantic model would get an empty schema, so the model could never send it
+    anything: that is reported rather than guessed.
+    """
     params = list(inspect.signature(fn).parameters.values())
     if not params:
-        return None
+        return None, None
+    first = params[0].name
+    fix = (
+        f"annotate it with a pydantic model (`{first}: MyInput`, where "
+        "`class MyInput(BaseModel)` lists the fields) or pass input_schema= to define_tool"
+    )
     try:
         hints = get_type_hints(fn)
-    except Exception:  # unresolvable forward refs: fall back to no model
-        return None
-    hint = hints.get(params[0].name)
+    except Exception as exc:  # an annotation naming something that cannot be imported
+        return None, f"the type of the input parameter {first!r} cannot be resolved ({exc}); {fix}"
+    hint = hints.get(first)
     if isinstance(hint, type) and issubclass(hint, BaseModel):
-        return hint
-    return None
+        return hint, None
+    if hint is None:
+        return None, f"the input parameter {first!r} has no type annotation; {fix}"
+    return None, f"the input parameter {first!r} is annotated {hint!r}, not a pydantic model; {fix}"
 
 
 def _build(
@@ -82,12 +98,13 @@ def _build(
         raise ValueError(f"env must be a list of environment variable names, not {env!r}")
     model: type[BaseModel] | None
     raw: Mapping[str, Any] = {}
+    problem: str | None = None
     if isinstance(input_schema, type) and issubclass(input_schema, BaseModel):
         model = input_schema
     elif isinstance(input_schema, Mapping):
         model, raw = None, input_schema
     else:
-        model = _model_from_signature(fn)
+        model, problem = _model_from_signature(fn)
     return ToolDefinition(
         description=description.strip(),
         handler=fn,
@@ -97,6 +114,7 @@ def _build(
         execution=execution,
         timeout=timeout,
         name=name,
+        input_problem=problem,
         env=tuple(env),
     )
 

@@ -1,8 +1,9 @@
 """`python -m agentkit.aws.check <manifest.json>`: what the AWS build refuses.
 
-Run by `sam build` after `agentkit build`. A schedule whose cron EventBridge cannot express
-(both day fields restricted, say) is an error diagnostic here, so it fails the build rather
-than the deploy. Exit status 1 when there is an error, 0 otherwise.
+Run by `sam build` after `agentkit build` (and by `agentkit build --target aws`). A
+schedule whose cron EventBridge cannot express (both day fields restricted, say) is an error
+diagnostic here, so it fails the build rather than the deploy. Exit status 1 when there is
+an error, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import sys
 from pathlib import Path
 
 from agentkit.project.manifest import Diagnostic, Manifest
-from agentkit.scheduling.eventbridge import cron_translation_error
+from agentkit.project.validation import cron_aws_problem
 
 
 def aws_diagnostics(manifest: Manifest) -> list[Diagnostic]:
     """Error diagnostics for parts of the manifest that cannot be deployed on AWS."""
     found: list[Diagnostic] = []
     for spec in manifest.schedules:
-        problem = cron_translation_error(spec.cron)
+        problem = cron_aws_problem(spec.cron)
         if problem is not None:
             found.append(
                 Diagnostic(

@@ -2,7 +2,9 @@
 
 Every submodule of this package is a command: it exposes `register(subparsers)`, which adds
 a parser whose `func` default is a callable `(args) -> int` (the exit code). Adding a
-command means adding a module; `main` finds them with pkgutil.
+command means adding a module; `main` finds them with pkgutil. A command module also sets
+`EXAMPLES` (shown under its --help) and, when its exit statuses differ from the usual
+ones, `EXIT_CODES`; every command's help ends the same way.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import textwrap
 from collections.abc import Sequence
 
 
@@ -34,8 +37,34 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         register = getattr(module, "register", None)
         if callable(register):
+            before = set(subparsers.choices)
             register(subparsers)
+            for name in set(subparsers.choices) - before:
+                _finish_help(subparsers.choices[name], module)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n  agentkit init my-agent\n  agentkit run --dir my-agent 'Hello'\n"
+        "  agentkit serve --dir my-agent --dev\n\n"
+        "Run `agentkit COMMAND --help` for a command's options and examples.\n"
+        "On a terminal output has colour and tables; piped, it is plain text (or JSON).\n"
+        "NO_COLOR turns colour off; --json prints a command's data as JSON."
+    )
     return parser
+
+
+EXIT_CODES = "0 success, 1 the command failed (see its message), 2 usage error, 130 interrupted"
+
+
+def _finish_help(parser: argparse.ArgumentParser, module: object) -> None:
+    """Examples and exit statuses at the end of every command's --help."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parts = []
+    examples = getattr(module, "EXAMPLES", "").strip("\n")
+    if examples:
+        parts.append("examples:\n" + "\n".join(f"  {line}" for line in examples.splitlines()))
+    codes = f"exit status: {getattr(module, 'EXIT_CODES', EXIT_CODES)}"
+    parts.append(textwrap.fill(codes, width=88, subsequent_indent="  "))
+    parser.epilog = "\n\n".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

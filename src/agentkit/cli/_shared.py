@@ -37,6 +37,13 @@ def discover_manifest(args: argparse.Namespace) -> Manifest | None:
 
 
 def print_diagnostics(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """One line per diagnostic (continuation lines indented); a table on a terminal."""
+    from agentkit.cli._style import fancy, print_table
+
+    if diagnostics and fancy(out):
+        rows = [[d.severity, d.path, d.message, d.code] for d in diagnostics]
+        print_table(["severity", "file", "problem", "code"], rows, out, status_column=0)
+        return
     for d in diagnostics:
         head, _, rest = d.message.partition("\n")
         print(f"{d.severity:<7} {d.path}: {head} [{d.code}]", file=out)

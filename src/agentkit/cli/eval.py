@@ -15,11 +15,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentkit.authoring.evals import Trials
+from agentkit.cli import _style
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.evals.baseline import compare, load_baseline, save_baseline
 from agentkit.evals.junit import write_junit
 from agentkit.evals.runner import CaseResult, EvalRunner, EvalSetupError, RunResult, select
 from agentkit.project.bundle import AgentBundle
+
+EXAMPLES = """\
+agentkit eval --dir .
+agentkit eval --dir . --tag smoke --junit reports/evals.xml
+agentkit eval --dir . --baseline evals/baseline.json
+"""
+EXIT_CODES = (
+    "0 every case passed, 1 a case failed or the agent has errors, 2 usage error, 130 interrupted"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -174,7 +184,7 @@ class Progress:
 
 def print_table(cases: list[CaseResult], out: TextIO) -> None:
     """case | status | duration | tokens | first failure."""
-    rows = [("case", "status", "duration", "tokens", "first failure")]
+    rows: list[tuple[str, ...]] = []
     for c in cases:
         status: str = c.status
         if len(c.trials) > 1:
@@ -182,7 +192,5 @@ def print_table(cases: list[CaseResult], out: TextIO) -> None:
         tokens = c.usage.get("inputTokens", 0) + c.usage.get("outputTokens", 0)
         first = " ".join(c.first_failure.split())
         rows.append((c.id, status, f"{c.duration_ms} ms", str(tokens), first[:80]))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for row in rows:
-        cells = [row[i].ljust(widths[i]) for i in range(4)]
-        print("  ".join([*cells, row[4]]).rstrip(), file=out)
+    headers = ("case", "status", "duration", "tokens", "first failure")
+    _style.print_table(headers, rows, out, status_column=1)

@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
+from agentkit.cli._style import fancy, print_table, say
 from agentkit.project.manifest import Manifest
+
+EXAMPLES = """\
+agentkit info --dir .
+agentkit info --dir . --json | jq '.tools[].name'
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -33,9 +39,43 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         sys.stdout.write(manifest.to_json())
+    elif fancy(sys.stdout):
+        _print_fancy(manifest, sys.stdout)
     else:
         sys.stdout.write(render(manifest))
     return 0
+
+
+def _print_fancy(m: Manifest, out: TextIO) -> None:
+    """The same facts for a terminal: tools and schedules as tables, titles in bold."""
+    rest = render(m.model_copy(update={"tools": [], "schedules": [], "diagnostics": []}))
+    head, _, tail = rest.partition("\n")
+    say(head, out, word=m.agent.name)
+    for line in tail.splitlines():
+        if line.startswith("diagnostics"):
+            continue
+        title = not line.startswith(" ") and line.endswith(")")
+        say(line, out, word=line.split(" (")[0] if title else None)
+    if m.tools:
+        rows = [
+            [
+                t.name,
+                t.execution,
+                "predicate"
+                if t.needs_approval == "predicate"
+                else "yes"
+                if t.needs_approval
+                else "",
+                t.description,
+            ]
+            for t in m.tools
+        ]
+        print_table(["tool", "runs on", "approval", "description"], rows, out)
+    if m.schedules:
+        rows = [[s.id, s.cron, s.kind] for s in m.schedules]
+        print_table(["schedule", "cron (UTC)", "kind"], rows, out)
+    print_diagnostics(m.diagnostics, out)
+    say(f"diagnostics {summary(m.diagnostics)}", out)
 
 
 def _section(title: str, rows: list[str], count: int | None = None) -> list[str]:

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from agentkit.cli._style import say
 from agentkit.errors import ProjectError
 from agentkit.project.scaffold import scaffold
+
+EXAMPLES = """\
+agentkit init my-agent
+agentkit init my-agent --name "Support bot"
+agentkit init my-agent --json
+"""
+EXIT_CODES = "0 created, 1 the folder already has an agent/, 2 usage error"
 
 
 def register(subparsers: Any) -> None:
@@ -23,6 +32,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("dir", type=Path, metavar="DIR", help="the folder to create the agent in")
     parser.add_argument("--name", help="the agent's name (default: the folder name)")
+    parser.add_argument("--json", action="store_true", help="print the files created as JSON")
     parser.set_defaults(func=run)
 
 
@@ -32,7 +42,11 @@ def run(args: argparse.Namespace) -> int:
     except ProjectError as exc:
         print(f"agentkit init: {exc}", file=sys.stderr)
         return 1
+    if args.json:
+        paths = [str(Path(args.dir) / rel) for rel in written]
+        print(json.dumps({"dir": str(args.dir), "created": paths}, indent=2))
+        return 0
     for rel in written:
-        print(f"created {Path(args.dir) / rel}")
+        say(f"created {Path(args.dir) / rel}", sys.stdout, word="created")
     print(f"next: agentkit validate --dir {args.dir}")
     return 0

@@ -10,6 +10,11 @@ from typing import Any
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.project.bundle import AgentBundle
 
+EXAMPLES = """\
+agentkit mcp lock --dir .     # pin each connection's tools in agent/mcp.lock
+agentkit mcp check --dir .    # report tools that changed since the lock
+"""
+
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(

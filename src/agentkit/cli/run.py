@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
+from agentkit.cli._style import fancy
+from agentkit.cli._views import print_trajectory
 from agentkit.engine.dispatch import LocalDispatcher
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.trajectory import dumps, trajectory
-from agentkit.models import resolve_model
+from agentkit.models import agent_model_id, resolve_model
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle
 from agentkit.sessions import Principal
@@ -23,6 +24,17 @@ EXIT_FAILED = 1
 EXIT_APPROVAL = 3
 
 
+EXAMPLES = """\
+agentkit run --dir . "What is the weather in Lisbon?"
+agentkit run --dir . --model anthropic:claude-sonnet-4-5 "Hello"
+agentkit run --dir . --json "Hello" > trajectory.json
+"""
+EXIT_CODES = (
+    "0 the turn completed, 1 the turn failed or the agent has errors, 2 usage error,"
+    " 3 a tool call waits for approval, 130 interrupted"
+)
+
+
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "run",
@@ -30,13 +42,21 @@ def register(subparsers: Any) -> None:
         description=(
             "Send MESSAGE to the agent in --dir, run the turn in this process with the state "
             "under <dir>/.agentkit, write .agentkit/traces/<sessionId>.ndjson and print the "
-            "trajectory as JSON. Exits 1 when the turn fails and 3 when a tool call waits "
-            "for approval."
+            "trajectory: a table on a terminal, JSON when piped or with --json. Exits 1 "
+            "when the turn fails and 3 when a tool call waits for approval."
         ),
     )
     add_dir_argument(parser)
     parser.add_argument("message", help="the message to send")
-    parser.add_argument("--model", help="a provider:model id (default: the agent's, then 'test')")
+    parser.add_argument(
+        "--model",
+        help="a provider:model id (default: AGENTKIT_MODEL, then the agent's, then 'test')",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (the default when output is not a terminal)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -49,16 +69,19 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(bundle.manifest.diagnostics, sys.stderr)
         print("agentkit: fix the errors above before running the agent", file=sys.stderr)
         return EXIT_FAILED
-    return asyncio.run(_run(bundle, root, args.message, args.model))
+    return asyncio.run(_run(bundle, root, args.message, args.model, args.json))
 
 
-async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | None) -> int:
+async def _run(
+    bundle: AgentBundle, root: Path, message: str, model_id: str | None, as_json: bool = False
+) -> int:
     state = root / ".agentkit"
     store = FileStore(state)
-    chosen = model_id or bundle.manifest.agent.model or os.environ.get("AGENTKIT_MODEL")
+    # --model, then AGENTKIT_MODEL, then agent/agent.py (the runtime applies the last two).
+    root_id = agent_model_id(bundle.manifest.agent.model)
 
     def resolver(requested: str | None) -> Model:
-        return resolve_model(requested if requested != bundle.manifest.agent.model else chosen)
+        return resolve_model(model_id if model_id and requested == root_id else requested)
 
     runtime = AgentRuntime(bundle, store, model_resolver=resolver, state_root=state)
     from agentkit.mcp.connections import attach
@@ -78,7 +101,11 @@ async def _run(bundle: AgentBundle, root: Path, message: str, model_id: str | No
     trace.parent.mkdir(parents=True, exist_ok=True)
     trace.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")
     result = trajectory(events)
-    print(dumps(result))
+    if as_json or not fancy(sys.stdout):
+        print(dumps(result))
+    else:
+        print_trajectory(result, sys.stdout)
+        print(f"trace: {trace}")
     if result["approvals"]:
         names = ", ".join(f"{a['toolName']} ({a['callId']})" for a in result["approvals"])
         print(

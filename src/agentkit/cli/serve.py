@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,6 +21,18 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_PORT = 3000
+
+
+EXAMPLES = """\
+agentkit serve --dir .
+agentkit serve --dir . --dev                  # reload on changes, hand-run schedules
+agentkit serve --dir a --dir b --port 8080    # two agents, under /a/ and /b/
+agentkit serve --dir . --host 0.0.0.0 --tokens-file tokens.txt
+"""
+EXIT_CODES = (
+    "0 stopped cleanly (Ctrl-C, SIGTERM), 1 could not start (agent errors,"
+    " port in use, state folder busy), 2 usage error"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +49,11 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="an agent project folder (repeat to serve several in multi mode; default .)",
     )
-    p.add_argument("--dev", action="store_true", help="dev mode: hand-run schedules/reminders")
+    p.add_argument(
+        "--dev",
+        action="store_true",
+        help="dev mode: reload the agent when agent/ changes; hand-run schedules/reminders",
+    )
     p.add_argument("--mode", choices=("single", "multi"), default="multi")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
@@ -135,12 +153,20 @@ def run(args: argparse.Namespace) -> int:
         docs=not args.no_docs,
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
     )
+    on_startup: list[Any] = [h.start for h in hosts]
+    on_shutdown: list[Any] = [h.aclose for h in hosts]
+    if args.dev:
+        from agentkit.hosts.reload import DevReloader
+
+        reloader = DevReloader(hosts)
+        on_startup.append(reloader.start)
+        on_shutdown.insert(0, reloader.aclose)
     try:
         app = create_app(
             [h.mount() for h in hosts],
             options,
-            on_startup=[h.start for h in hosts],
-            on_shutdown=[h.aclose for h in hosts],
+            on_startup=on_startup,
+            on_shutdown=on_shutdown,
         )
     except ValueError as exc:
         print(f"agentkit serve: {exc}", file=sys.stderr)
@@ -151,22 +177,73 @@ def run(args: argparse.Namespace) -> int:
             "remote callers get 401 (use --bearer-token)",
             file=sys.stderr,
         )
-    return _serve(app, args, [h.slug for h in hosts])
+    # Every start-up failure is found here, before anything claims to be serving.
+    sock = _bind(args.host, args.port)
+    if isinstance(sock, str):
+        print(f"agentkit serve: {sock}", file=sys.stderr)
+        return 1
+    busy = _claim_state(hosts)
+    if busy is not None:
+        sock.close()
+        print(f"agentkit serve: {busy}", file=sys.stderr)
+        return 1
+    return _serve(app, args, [h.slug for h in hosts], sock)
 
 
 def _report_errors(bundles: list[Any]) -> bool:
     failed = False
     for bundle in bundles:
-        for d in bundle.manifest.diagnostics:
-            if d.severity == "error":
-                failed = True
-                print(f"{bundle.root}: error {d.code} {d.path}: {d.message}", file=sys.stderr)
-    if failed:
-        print("agentkit serve: fix the errors above and try again", file=sys.stderr)
+        errors = [d for d in bundle.manifest.diagnostics if d.severity == "error"]
+        for d in errors:
+            failed = True
+            print(f"{bundle.root}: error {d.code} {d.path}: {d.message}", file=sys.stderr)
+        if errors:
+            print(
+                f"agentkit serve: {bundle.root} has {len(errors)} error(s) in its agent "
+                "folder; fix the errors above (`agentkit validate` lists them) and try again",
+                file=sys.stderr,
+            )
     return failed
 
 
-def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:
+def _bind(host: str, port: int) -> socket.socket | str:
+    """The listening socket, or a one-line reason it cannot be had (and what to do)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"cannot listen on {host!r}: {exc.strerror}; pass --host 127.0.0.1"
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            return (
+                f"port {port} on {host} is already in use (another agentkit serve?); stop "
+                f"that process or pick another port with --port {port + 1}"
+            )
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}; try another --port"
+    sock.set_inheritable(True)
+    return sock
+
+
+def _claim_state(hosts: list[Any]) -> str | None:
+    from agentkit.hosts.local import StateDirBusy
+
+    for host in hosts:
+        try:
+            host.claim_state_dir()
+        except StateDirBusy:
+            return (
+                f"{host.state_dir} is already served by another agentkit process; stop it, "
+                "or serve this agent from another folder with --state-root DIR"
+            )
+    return None
+
+
+def _serve(app: Any, args: argparse.Namespace, slugs: list[str], sock: socket.socket) -> int:
     import uvicorn
 
     state = app.state.agentkit
@@ -179,6 +256,11 @@ def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:
             if loop is not None:
                 loop.call_soon_threadsafe(state.shutdown.set)
             super().handle_exit(sig, frame)
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # only now is it true that we serve
+                _banner(args, slugs, sock, state.options)
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -210,19 +292,28 @@ def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:
     async def main() -> None:
         nonlocal _loop
         _loop = asyncio.get_running_loop()
-        await server.serve()
+        await server.serve(sockets=[sock])
 
+    try:
+        asyncio.run(main())
+    except SystemExit as exc:  # uvicorn exits this way when the app's start-up fails
+        return int(exc.code) if isinstance(exc.code, int) and exc.code else 1
+    finally:
+        sock.close()
+    return 0 if server.started else 1
+
+
+def _banner(args: argparse.Namespace, slugs: list[str], sock: socket.socket, options: Any) -> None:
+    """What a person can open (root, playground, docs) and one curl that works as printed."""
     from agentkit.cli.banner import banner_lines
 
     for line in banner_lines(
         host=args.host,
-        port=args.port,
+        port=sock.getsockname()[1],
         slugs=slugs,
         single=args.mode == "single",
-        playground=state.options.playground,
-        docs=state.options.docs,
-        bearer="bearerAuth" in state.options.auth.names,
+        playground=bool(options.playground),
+        docs=bool(options.docs),
+        bearer="bearerAuth" in options.auth.names,
     ):
         print(line, file=sys.stderr)
-    asyncio.run(main())
-    return 0 if server.started else 1

@@ -15,13 +15,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
-from agentkit.client import ApiError, Client, ConnectionLost, StreamGap
+    from agentkit.client import StreamGap
 
 EXIT_REFUSED = 1
+
+
+EXAMPLES = """\
+agentkit stream --url http://127.0.0.1:3000/weather --session ses_...
+agentkit stream --url http://127.0.0.1:3000/weather --session ses_... --follow
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -78,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         print("agentkit: --window must be a positive number of seconds", file=sys.stderr)
         return 2
+    # Imported here: httpx (and the CLI extras it loads when present) would otherwise be
+    # paid by every command, `agentkit serve` included.
+    import httpx
+
     headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
     with httpx.Client(headers=headers, timeout=httpx.Timeout(30.0, read=None)) as client:
         follower = StreamFollower(
@@ -112,6 +123,8 @@ class StreamFollower:
         retries: int,
         out: TextIO,
     ) -> None:
+        from agentkit.client import Client  # loads httpx: only when streaming
+
         self.api = Client(base_url, http=client, stream_retries=retries, stream_window=window)
         self.session = self.api.session(session_id)
         self.start = start
@@ -126,6 +139,8 @@ class StreamFollower:
 
     def run(self) -> int:
         """Print events until the session settles (or ends, with `--follow`); the exit code."""
+        from agentkit.client import ApiError, ConnectionLost
+
         events = self.session.events(
             self.start, follow=True, until_settled=not self.follow, on_gap=self._gap
         )

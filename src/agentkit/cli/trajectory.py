@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentkit.cli._style import fancy
+from agentkit.cli._views import print_trajectory
 from agentkit.engine.trajectory import dumps, read_events_file, trajectory
+
+EXAMPLES = """\
+agentkit trajectory --events .agentkit/traces/ses_....ndjson
+agentkit trajectory --events events.ndjson --json | jq .reply
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -16,10 +23,16 @@ def register(subparsers: Any) -> None:
         help="print the trajectory (tool calls, reply, usage) of an events file",
         description=(
             "Read a session's events (a trace written by `agentkit run`, or a session's "
-            "events.ndjson) and print its tool calls, reply and token usage as JSON."
+            "events.ndjson) and print its tool calls, reply and token usage: a table on a "
+            "terminal, JSON when piped or with --json."
         ),
     )
     parser.add_argument("--events", required=True, type=Path, help="an NDJSON events file")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (the default when output is not a terminal)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -33,5 +46,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"agentkit: {exc}", file=sys.stderr)
         return 1
-    print(dumps(trajectory(events)))
+    result = trajectory(events)
+    if args.json or not fancy(sys.stdout):
+        print(dumps(result))
+    else:
+        print_trajectory(result, sys.stdout)
     return 0

@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
+from agentkit.cli._style import say
+
+EXAMPLES = """\
+agentkit validate --dir .
+agentkit validate --dir . --json
+"""
+EXIT_CODES = "0 no errors (warnings allowed), 1 the agent has error diagnostics, 2 usage error"
 
 
 def register(subparsers: Any) -> None:
@@ -46,5 +53,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_diagnostics(manifest.diagnostics, sys.stdout)
         status = "invalid" if manifest.has_errors else "valid"
-        print(f"{manifest.agent.name}: {status} ({summary(manifest.diagnostics)})")
+        say(
+            f"{manifest.agent.name}: {status} ({summary(manifest.diagnostics)})",
+            sys.stdout,
+            word=status,
+        )
     return 1 if manifest.has_errors else 0

@@ -55,7 +55,7 @@ from agentkit.events import (
     SessionStarted,
     draft,
 )
-from agentkit.models import resolve_model
+from agentkit.models import agent_model_id, resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
@@ -179,6 +179,18 @@ class AgentRuntime:
     def manifest(self) -> Manifest:
         return self.bundle.manifest
 
+    def use_bundle(self, bundle: Bundle) -> None:
+        """Run new turns on `bundle` (a reloaded agent folder).
+
+        A turn already running keeps the manifest, tools, model and prompt it took when it
+        started (`engine.running` captures them), so it finishes on the code it began with.
+        """
+        self.bundle = bundle
+        self._tools = None
+        self._model = None
+        self._system = None
+        self._experiments = None
+
     @property
     def direct(self) -> DirectCalls:
         """Tool calls made over the API, outside any model turn."""
@@ -218,7 +230,7 @@ class AgentRuntime:
     def model(self) -> Model:
         """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
         if self._model is None:
-            self._model = self.model_resolver(self.manifest.agent.model)
+            self._model = self.model_resolver(agent_model_id(self.manifest.agent.model))
         return self._model
 
     def system_prompt(self) -> str:

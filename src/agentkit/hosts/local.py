@@ -34,7 +34,7 @@ from agentkit.engine.arms import experiments as engine_experiments
 from agentkit.engine.fanout import Fanout, MultiFanout
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
-from agentkit.hooks import LocalHookFanout
+from agentkit.hooks import LocalHookFanout, load_hooks
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import (
@@ -141,8 +141,14 @@ class LocalHost:
     def mount(self) -> AgentMount:
         return AgentMount(slug=self.slug, service=self.runtime, host=self, channels=self.channels)
 
-    async def start(self) -> None:
-        """Take the state directory, recover what a dead process left, start timers."""
+    def claim_state_dir(self) -> None:
+        """Take the state directory's lock now, or raise `StateDirBusy`.
+
+        `agentkit serve` calls this before it binds a port or prints anything, so a folder
+        another process serves is refused in one line; `start` takes the lock otherwise.
+        """
+        if self._lock.is_locked:
+            return
         self.state_dir.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire(timeout=0)
@@ -150,6 +156,10 @@ class LocalHost:
             raise StateDirBusy(
                 f"another agentkit process is serving from {self.state_dir}"
             ) from None
+
+    async def start(self) -> None:
+        """Take the state directory, recover what a dead process left, start timers."""
+        self.claim_state_dir()
         released = await self._release_dead_leases()
         if released:
             log.info("%s: released %d turn lease(s) left by a stopped process", self.slug, released)
@@ -186,6 +196,20 @@ class LocalHost:
         await self.store.close()
         if self._lock.is_locked:
             self._lock.release()
+
+    def reload(self, bundle: AgentBundle) -> bool:
+        """Serve `bundle` (the same folder, discovered again) from now on.
+
+        Refused (False) when it has error diagnostics or names another slug: the code
+        already running stays. Sessions live in the store, so nothing of them is lost.
+        """
+        if bundle.manifest.has_errors or bundle.slug != self.bundle.slug:
+            return False
+        self.bundle = bundle
+        self.runtime.use_bundle(bundle)
+        self.fanout.replace_hooks(load_hooks(bundle))
+        self.schedules = ScheduleDispatcher(self.runtime, definitions=bundle, host=self.services)
+        return True
 
     async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
         """Fire a schedule now, exactly once, through the production path."""

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from agentkit.models.scripted import ScriptedModel, Step
     from agentkit.models.test import TestModel
 
-__all__ = ["PROVIDERS", "ScriptedModel", "Step", "TestModel", "parse_model_id", "resolve_model"]
+__all__ = [
+    "PROVIDERS",
+    "ScriptedModel",
+    "Step",
+    "TestModel",
+    "agent_model_id",
+    "parse_model_id",
+    "resolve_model",
+]
 
 DEFAULT_MODEL = "test"
 
@@ -37,6 +45,16 @@ _LAZY = {
     "ScriptedModel": "agentkit.models.scripted",
     "Step": "agentkit.models.scripted",
 }
+
+
+def agent_model_id(file_model: str | None) -> str | None:
+    """The id the root agent runs on: `AGENTKIT_MODEL` when set, else the agent file's.
+
+    The environment wins because it is what a deployment controls (SAM's `ModelId`
+    parameter sets it on every function) and what a person sets for one run; the agent
+    file states the default. Subagents that name a model of their own keep it.
+    """
+    return os.environ.get("AGENTKIT_MODEL", "").strip() or file_model or None
 
 
 def parse_model_id(model_id: str | None) -> tuple[str, str]:

@@ -17,8 +17,9 @@ You are a helpful, concise assistant.
 
 _AGENT = """from agentkit import define_agent
 
-# The model is `provider:model` (test, bedrock:..., anthropic:..., openai:...).
-# Without one, the host default applies (the offline `test` model unless configured).
+# Add model="provider:model" (test, bedrock:..., anthropic:..., openai:...) to choose one.
+# AGENTKIT_MODEL (ModelId when deployed) takes precedence; with neither, the offline `test`
+# model answers.
 agent = define_agent(max_steps=10)
 """
 

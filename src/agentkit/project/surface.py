@@ -23,7 +23,13 @@ from agentkit.project.manifest import (
     ScheduleSpec,
     ToolSpec,
 )
-from agentkit.project.validation import BUILTIN_TOOLS, SLUG_RE, TOOL_NAME_RE, cron_problem
+from agentkit.project.validation import (
+    BUILTIN_TOOLS,
+    SLUG_RE,
+    TOOL_NAME_RE,
+    cron_aws_problem,
+    cron_problem,
+)
 
 
 def python_files(ctx: Ctx, folder: Path, what: str) -> list[Path]:
@@ -79,6 +85,9 @@ def discover_tools(ctx: Ctx) -> list[ToolSpec]:
             )
             continue
         seen[name.lower()] = rel
+        if tool.input_problem:
+            ctx.diag.add("tool.untyped_input", rel, f"tool {name!r}: {tool.input_problem}")
+            continue
         try:
             schema = tool.input_schema()
         except Exception as exc:  # a model whose schema cannot be generated
@@ -272,6 +281,11 @@ def _cron_ok(ctx: Ctx, path: Path, cron: object) -> bool:
             f'{problem} (5 fields, UTC, e.g. "0 9 * * 1-5")',
         )
         return False
+    # Valid here but refused by EventBridge: a warning, since `agentkit serve` runs it; the
+    # AWS build (`agentkit build --target aws`, `sam build`) makes the same finding an error.
+    aws_problem = cron_aws_problem(str(cron))
+    if aws_problem:
+        ctx.diag.add("schedule.cron_not_on_aws", ctx.fs.rel(path), aws_problem)
     return True
 
 

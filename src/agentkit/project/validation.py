@@ -9,6 +9,7 @@ from agentkit.errors import ModelError
 from agentkit.models import PROVIDERS as MODEL_PROVIDERS
 from agentkit.models import parse_model_id
 from agentkit.scheduling.cron import validate_cron
+from agentkit.scheduling.eventbridge import cron_translation_error, eventbridge_alternative
 
 SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 RESERVED_SLUGS = frozenset({"v1", "playground", "docs"})
@@ -52,3 +53,14 @@ def model_problem(model_id: object) -> str | None:
 def cron_problem(expr: object) -> str | None:
     """Why `expr` is not a valid 5-field UTC cron expression, or None."""
     return validate_cron(expr)
+
+
+def cron_aws_problem(expr: str) -> str | None:
+    """Why a locally valid `expr` cannot be deployed to EventBridge Scheduler, with what to
+    write instead when there is a translatable alternative; None when it deploys."""
+    problem = cron_translation_error(expr)
+    if problem is None:
+        return None
+    alternative = eventbridge_alternative(expr)
+    advice = f"; instead use {alternative}" if alternative else ""
+    return f"runs locally but not on AWS: {problem.rstrip('.')}{advice}"

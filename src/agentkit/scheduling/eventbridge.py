@@ -22,6 +22,7 @@ __all__ = [
     "UntranslatableCron",
     "at_expression",
     "cron_translation_error",
+    "eventbridge_alternative",
     "rate_expression",
     "to_eventbridge_cron",
 ]
@@ -68,6 +69,45 @@ def cron_translation_error(expr: str) -> str | None:
         to_eventbridge_cron(expr)
     except UntranslatableCron as exc:
         return str(exc)
+    return None
+
+
+def eventbridge_alternative(expr: str) -> str | None:
+    """A way to get what `expr` means with cron EventBridge can run, or None when unsure.
+
+    Only for expressions that are valid locally (croniter's `L` and `#` included) but that
+    `to_eventbridge_cron` refuses; the answer is advice for a person, written as one sentence.
+    """
+    parts = " ".join(str(expr).split()).split(" ")
+    if len(parts) != 5:
+        return None
+    minute, hour, dom, month, dow = parts
+    upper_dow = dow.upper()
+    if "#" in upper_dow or "L" in upper_dow.replace("SAT", "").replace("SUN", ""):
+        base, _, nth = upper_dow.replace("L", "").partition("#")
+        which = (
+            f"the day of the month is {7 * int(nth) - 6} to {7 * int(nth)}"
+            if nth.isdigit() and 1 <= int(nth) <= 5
+            else "it is the last such weekday of the month (the date plus 7 days is next month)"
+        )
+        return (
+            f'schedule "{minute} {hour} * {month} {base or "*"}" with a handler '
+            f"(agent/schedules/<id>.py) that returns early unless {which}"
+        )
+    if "L" in dom.upper() or "W" in dom.upper():
+        return (
+            f'schedule "{minute} {hour} 28-31 {month} *" with a handler (agent/schedules/'
+            "<id>.py) that returns early unless tomorrow is the 1st"
+        )
+    if dom != "*" and dow != "*":
+        if _covers(dow, _DOW, set(range(7))):
+            return f'"{minute} {hour} {dom} {month} *"'
+        if _covers(dom, _DOM, _full(_DOM)):
+            return f'"{minute} {hour} * {month} {dow}"'
+        return (
+            f'two schedules, "{minute} {hour} {dom} {month} *" and '
+            f'"{minute} {hour} * {month} {dow}", which fire on the same days together'
+        )
     return None
 
 
@@ -153,6 +193,14 @@ def _full(field: _Field) -> set[int]:
     return set(range(field.low, field.high + 1))
 
 
+def _covers(text: str, field: _Field, every: set[int]) -> bool:
+    try:
+        values = _parse(text, field)
+    except UntranslatableCron:
+        return False
+    return {0 if v == 7 and field is _DOW else v for v in values} >= every
+
+
 def _parse(text: str, field: _Field) -> set[int]:
     values: set[int] = set()
     for item in text.split(","):
@@ -193,12 +241,17 @@ def _value(token: str, field: _Field) -> int:
     if not token.isdigit():
         raise UntranslatableCron(
             f"{token!r} is not a valid {field.name} value"
-            + (" (L, W, # and ? are not standard cron)" if upper in {"L", "W", "?"} else "")
+            + (" (L, W, # and ? are not standard cron)" if _extension(upper) else "")
         )
     number = int(token)
     if not field.low <= number <= field.high:
         raise UntranslatableCron(f"{field.name} value {number} is outside {field.low}-{field.high}")
     return number
+
+
+def _extension(token: str) -> bool:
+    # croniter's `L` (last), `W` (weekday) and `#` (nth weekday), and Quartz's `?`.
+    return "#" in token or token.strip("0123456789") in {"L", "W", "LW", "?"}
 
 
 # -- rendering -------------------------------------------------------------------------

@@ -74,8 +74,38 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=exc.status, headers=headers)
 
 
+def _json_position(body: bytes, pos: object) -> str:
+    """`line L, column C` for a character offset into the body, as an editor counts them."""
+    if not isinstance(pos, int):
+        return "somewhere in the body"
+    text = body.decode("utf-8", errors="replace")[:pos]
+    line = text.count("\n") + 1
+    column = pos - (text.rfind("\n") + 1) + 1
+    return f"line {line}, column {column}"
+
+
+def _json_reason(ctx: object) -> str:
+    # json.JSONDecodeError's own words ("Expecting value: line 1 column 2 (char 1)"), less
+    # the position we state ourselves, and lower-cased to sit inside our sentence.
+    raw = str(ctx.get("error", "")) if isinstance(ctx, dict) else ""
+    reason = raw.split(":", 1)[0].strip() or "invalid JSON"
+    return reason[0].lower() + reason[1:]
+
+
+async def _invalid_json(request: Request, error: dict[str, Any]) -> JSONResponse:
+    loc = error.get("loc", ())
+    pos = loc[1] if len(loc) > 1 else None
+    where = _json_position(await request.body(), pos)
+    reason = _json_reason(error.get("ctx"))
+    message = f"the request body is not valid JSON: {reason} at {where}"
+    return error_response(400, "invalid_json", message)
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            return await _invalid_json(request, error)
     message, issues = _describe(list(exc.errors()))
     return error_response(400, "bad_request", message, issues=issues)
 
