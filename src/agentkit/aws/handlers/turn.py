@@ -1,7 +1,10 @@
 """TurnFunction: runs or resumes one turn, invoked asynchronously with
 `{"sessionId", "turnId"}`. Delivery is at-least-once; the runtime's turn lease makes a
 duplicate do nothing. Errors propagate so Lambda retries and, when retries run out, sends
-the request to the on-failure destination (SchedulerFunction records the lost turn)."""
+the request to the on-failure destination (SchedulerFunction records the lost turn).
+
+It also runs eval runs started over the API, invoked with `{"kind": "evalRun", "runId"}`
+(see `agentkit.aws.eval_runs`)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from agentkit.aws.observability import bind_turn
 
 @instrumented
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("kind") == "evalRun":
+        return _eval_run(event)
     session_id = event.get("sessionId")
     turn_id = event.get("turnId")
     if not isinstance(session_id, str) or not isinstance(turn_id, str):
@@ -21,3 +26,11 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     bind_turn(session_id, turn_id)
     run(host().run_turn(session_id, turn_id))
     return {"ok": True, "sessionId": session_id, "turnId": turn_id}
+
+
+def _eval_run(event: dict[str, Any]) -> dict[str, Any]:
+    run_id = event.get("runId")
+    if not isinstance(run_id, str) or not run_id:
+        return {"ok": False, "error": "bad_request", "message": "runId required"}
+    ran = run(host().run_eval(run_id))
+    return {"ok": True, "runId": run_id, "ran": ran}
