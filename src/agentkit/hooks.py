@@ -12,7 +12,12 @@ on its own and never raised):
   the AWS hooks function (delivery there is at-least-once; handlers can de-duplicate by
   `(event.session_id, event.index)`).
 
-Sync handlers run in a worker thread so a blocking one cannot stall the event loop.
+Every handler call is bounded by its hook's `timeout` (30 s by default). Sync handlers run
+in the hooks' own bounded thread pool (`AGENTKIT_HOOK_THREADS`, 8 by default), apart from
+the default executor, the tool pool and the store's: a sync call that times out is answered
+as a failure and its thread abandoned, still counted by the pool until it returns; when
+every thread is held, a sync call fails at once ("hook pool saturated") rather than queue.
+So a hung handler costs at most its timeout per event and never blocks later events.
 
 A hook contains everything it raises except cancellation: a `SystemExit` or
 `KeyboardInterrupt` from a handler (a stray `sys.exit()`) is logged as that handler's
@@ -25,20 +30,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HookContext, SessionInfo
 from agentkit.authoring.hooks import HookDefinition, HookHandler
+from agentkit.engine.toolpool import PoolSaturated, ToolPool
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord, conversation_key
 
 __all__ = [
     "HookFailure",
+    "HookTimeout",
     "LocalHookFanout",
     "NamedHook",
     "deliver_to_hooks",
+    "hook_pool",
     "load_hooks",
     "session_info",
 ]
@@ -105,13 +115,66 @@ def session_info(record: SessionRecord) -> SessionInfo:
     )
 
 
+HOOK_THREADS_ENV = "AGENTKIT_HOOK_THREADS"
+DEFAULT_HOOK_THREADS = 8
+_POOL: ToolPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def hook_pool() -> ToolPool:
+    """The process's pool for sync hook handlers (`AGENTKIT_HOOK_THREADS`, 8 by default)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            try:
+                size = int(os.environ.get(HOOK_THREADS_ENV, "") or DEFAULT_HOOK_THREADS)
+            except ValueError:
+                size = DEFAULT_HOOK_THREADS
+            _POOL = ToolPool(size, label="hook")
+        return _POOL
+
+
 async def _call(handler: HookHandler, event: Event, ctx: HookContext) -> None:
     if inspect.iscoroutinefunction(handler):
         await handler(event, ctx)
         return
-    result = await asyncio.to_thread(handler, event, ctx)
+    result = await hook_pool().run(handler, event, ctx)
     if inspect.isawaitable(result):
         await result
+
+
+class _Escaped(Exception):
+    """Carries a `SystemExit`/`KeyboardInterrupt` out of the `wait_for` task: raised as
+    itself there, asyncio would hand it to the event loop instead of to us."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+async def _contained(handler: HookHandler, event: Event, ctx: HookContext) -> None:
+    try:
+        await _call(handler, event, ctx)
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:
+        raise _Escaped(exc) from exc
+
+
+async def _bounded_call(
+    handler: HookHandler, event: Event, ctx: HookContext, timeout: float
+) -> None:
+    """`_call` within `timeout` seconds; a sync handler past it keeps its (counted) thread."""
+    try:
+        await asyncio.wait_for(_contained(handler, event, ctx), timeout)
+    except TimeoutError:
+        raise HookTimeout(f"hook handler timed out after {timeout:g}s") from None
+    except _Escaped as escaped:
+        raise escaped.original from None
+
+
+class HookTimeout(Exception):
+    """A handler call took longer than its hook's timeout and was abandoned."""
 
 
 def _handler_name(handler: HookHandler) -> str:
@@ -123,9 +186,22 @@ async def _deliver_one(hook: NamedHook, event: Event, ctx: HookContext) -> list[
     failures: list[HookFailure] = []
     for handler in hook.definition.handlers_for(event.type):
         try:
-            await _call(handler, event, ctx)
+            await _bounded_call(handler, event, ctx, hook.definition.timeout)
         except asyncio.CancelledError:
             raise
+        except (HookTimeout, PoolSaturated) as exc:  # expected shapes: no traceback noise
+            log.error(
+                "hook %s handler %s failed on %s #%d of session %s: %s",
+                hook.name,
+                _handler_name(handler),
+                event.type,
+                event.index,
+                event.session_id,
+                exc,
+            )
+            failures.append(
+                HookFailure(hook.name, event.session_id, event.index, event.type, str(exc))
+            )
         except BaseException as exc:  # hooks are observe-only: nothing they raise is fatal
             log.error(
                 "hook %s handler %s failed on %s #%d of session %s",

@@ -58,6 +58,11 @@ class CapturingDispatcher:
     async def dispatch(self, session_id: str, turn_id: str) -> None:
         self.payloads.append(json.loads(turn_payload(session_id, turn_id)))
 
+    async def dispatch_eval(self, run_id: str) -> None:
+        from agentkit.aws.eval_runs import eval_run_payload
+
+        self.payloads.append(json.loads(eval_run_payload(run_id)))
+
 
 AGENT_FILES = {
     "agent/agent.py": """

@@ -69,7 +69,8 @@ def test_a_failing_case_exits_1_with_a_summary_table_and_reports(tmp_path: Path)
     done = agentkit("eval", "--dir", str(root), "--json", str(out_json), "--junit", str(junit))
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["case", "status", "duration", "tokens", "first", "failure"]
+    header = ["case", "status", "duration", "tokens", "cost", "first", "failure"]
+    assert lines[0].split() == header
     bad = next(line for line in lines if line.startswith("group/bad"))
     assert "failed" in bad and "reply does not contain 'a zebra'" in bad
     assert "2 passed, 1 failed" in done.stdout

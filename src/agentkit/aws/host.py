@@ -65,7 +65,15 @@ class LambdaDispatcher:
         self._function = function_name
 
     async def dispatch(self, session_id: str, turn_id: str) -> None:
-        payload = turn_payload(session_id, turn_id)
+        await self._invoke(turn_payload(session_id, turn_id))
+
+    async def dispatch_eval(self, run_id: str) -> None:
+        """Hand an eval run to TurnFunction (see `agentkit.aws.eval_runs`)."""
+        from agentkit.aws.eval_runs import eval_run_payload
+
+        await self._invoke(eval_run_payload(run_id))
+
+    async def _invoke(self, payload: str) -> None:
         await asyncio.to_thread(
             self._client.invoke,
             FunctionName=self._function,
@@ -83,6 +91,10 @@ class InlineDispatcher:
     async def dispatch(self, session_id: str, turn_id: str) -> None:
         if self.host is not None:
             await self.host.run_turn(session_id, turn_id)
+
+    async def dispatch_eval(self, run_id: str) -> None:
+        if self.host is not None:
+            await self.host.run_eval(run_id)
 
 
 def turn_payload(session_id: str, turn_id: str) -> str:
@@ -184,6 +196,7 @@ class AwsHost:
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
+        self._eval_runs: Any = None
         # A/B: the snapshot HooksFunction keeps (see `aws.ab_snapshot`); enrollment reads
         # the paused arms from it, and `GET /v1/abs` its arm totals.
         self.ab_snapshot: Any = None
@@ -363,6 +376,29 @@ class AwsHost:
         return await fold_batch(
             self.store, self._snapshot(), self.runtime.experiments, list(events), record_pause
         )
+
+    # -- eval runs (`agentkit.aws.eval_runs`) ------------------------------------------
+
+    @property
+    def eval_runs(self) -> Any:
+        """The eval routes' service: snapshots in the store, runs in TurnFunction."""
+        if self._eval_runs is None:
+            from agentkit.aws.eval_runs import eval_run_service
+
+            self._eval_runs = eval_run_service(self.bundle, self.store, self._launch_eval)
+        return self._eval_runs
+
+    async def _launch_eval(self, run_id: str) -> None:
+        dispatch_eval = getattr(self.dispatcher, "dispatch_eval", None)
+        if dispatch_eval is None:
+            raise RuntimeError("this host's dispatcher cannot hand off eval runs")
+        await dispatch_eval(run_id)
+
+    async def run_eval(self, run_id: str) -> bool:
+        """TurnFunction: run a started eval run; False for an unknown or repeated one."""
+        from agentkit.aws.eval_runs import execute_run
+
+        return await execute_run(self.eval_runs, run_id, self.store.claim)
 
     # -- schedules and reminders -------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """`agentkit eval --dir .`: run the project's filesystem evals and report them.
 
 Progress is a bar on a terminal and one plain line per case otherwise (CI logs); then a
-summary table (case, status, duration, tokens, first failure). Exit 0 when every case
+summary table (case, status, duration, tokens, cost, first failure). Exit 0 when every case
 passed (flaky too, unless the config says `flaky_fails`), 1 otherwise, 2 on usage errors.
 """
 
@@ -183,7 +183,7 @@ class Progress:
 
 
 def print_table(cases: list[CaseResult], out: TextIO) -> None:
-    """case | status | duration | tokens | first failure."""
+    """case | status | duration | tokens | cost | first failure."""
     rows: list[tuple[str, ...]] = []
     for c in cases:
         status: str = c.status
@@ -191,6 +191,7 @@ def print_table(cases: list[CaseResult], out: TextIO) -> None:
             status += f" {c.summary.passes}/{c.summary.trials}"
         tokens = c.usage.get("inputTokens", 0) + c.usage.get("outputTokens", 0)
         first = " ".join(c.first_failure.split())
-        rows.append((c.id, status, f"{c.duration_ms} ms", str(tokens), first[:80]))
-    headers = ("case", "status", "duration", "tokens", "first failure")
+        cost = "-" if c.cost is None else f"${c.cost:.4f}"  # "-": a price was unknown
+        rows.append((c.id, status, f"{c.duration_ms} ms", str(tokens), cost, first[:80]))
+    headers = ("case", "status", "duration", "tokens", "cost", "first failure")
     _style.print_table(headers, rows, out, status_column=1)

@@ -28,9 +28,10 @@ class PoolSaturated(Exception):
 class ToolPool:
     """At most `size` sync tool calls at a time, abandoned ones included."""
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+    def __init__(self, size: int = DEFAULT_SIZE, *, label: str = "tool") -> None:
         self.size = max(1, size)
-        self._executor = ThreadPoolExecutor(self.size, thread_name_prefix="agentkit-tool")
+        self.label = label  # "tool", or "hook" for the hooks' own pool
+        self._executor = ThreadPoolExecutor(self.size, thread_name_prefix=f"agentkit-{label}")
         self._busy = 0
         self._lock = threading.Lock()
 
@@ -51,8 +52,9 @@ class ToolPool:
         with self._lock:
             if self._busy >= self.size:
                 raise PoolSaturated(
-                    f"tool pool saturated: {self._busy} sync tool call(s) still hold every"
-                    " thread (some may have timed out or been stopped); try again later"
+                    f"{self.label} pool saturated: {self._busy} sync {self.label} call(s) still"
+                    " hold every thread (some may have timed out or been stopped); try again"
+                    " later"
                 )
             self._busy += 1
         ctx = contextvars.copy_context()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices
+from agentkit.costs import add_costs
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.events import Event, EventType
 from agentkit.hooks import LocalHookFanout
@@ -153,3 +154,19 @@ def usage_of(events: list[Event] | tuple[Event, ...]) -> dict[str, Any]:
             totals["inputTokens"] += int(usage.get("inputTokens", 0))
             totals["outputTokens"] += int(usage.get("outputTokens", 0))
     return totals
+
+
+def cost_of(events: list[Event] | tuple[Event, ...]) -> float | None:
+    """Dollars summed over the session's ended turns (their `costUsd`).
+
+    None when an ended turn's price was unknown, or when no turn ended: never a false zero.
+    """
+    ends = [e for e in events if e.type in _TURN_ENDS]
+    if not ends:
+        return None
+    cost: float | None = 0.0
+    for e in ends:
+        raw = e.data.get("costUsd")
+        known = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+        cost = add_costs(cost, known)
+    return cost

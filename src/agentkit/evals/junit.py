@@ -53,6 +53,8 @@ def junit_xml(result: RunResult, *, suite: str = "agentkit-evals") -> str:
             name="tokens",
             value=str(usage.get("inputTokens", 0) + usage.get("outputTokens", 0)),
         )
+        if case.cost is not None:  # left out when a price was unknown
+            ET.SubElement(props, "property", name="costUsd", value=f"{case.cost:.6f}")
         if len(case.trials) > 1:
             s = case.summary
             low, high = s.interval

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.authoring.evals import EvalDefinition, EvalsConfig, Trials, check_trials
-from agentkit.evals.case import CaseHost, usage_of
+from agentkit.costs import add_costs
+from agentkit.evals.case import CaseHost, cost_of, usage_of
 from agentkit.evals.steps import play, trajectory_of
 from agentkit.evals.trials import TrialSummary, needs_more
 from agentkit.events import Event
@@ -79,6 +80,7 @@ class TrialResult:
     usage: dict[str, int]
     session_id: str | None
     events: tuple[Event, ...] = ()
+    cost: float | None = None  # dollars; None when a price was unknown
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +89,7 @@ class TrialResult:
             "error": self.error,
             "durationMs": self.duration_ms,
             "usage": self.usage,
+            "cost": self.cost,
             "sessionId": self.session_id,
         }
 
@@ -127,6 +130,16 @@ class CaseResult:
         return total
 
     @property
+    def cost(self) -> float | None:
+        """Dollars over every trial; None when any trial's cost is unknown."""
+        if not self.trials:
+            return None
+        total: float | None = 0.0
+        for t in self.trials:
+            total = add_costs(total, t.cost)
+        return total
+
+    @property
     def session_id(self) -> str | None:
         return self.trials[-1].session_id if self.trials else None
 
@@ -143,7 +156,7 @@ class CaseResult:
             "error": self.error,
             "durationMs": self.duration_ms,
             "usage": self.usage,
-            "cost": None,  # no price table: providers report tokens, not money
+            "cost": self.cost,  # summed costUsd of the turns; None when a price is unknown
             "sessionId": self.session_id,
         }
         if len(self.trials) > 1:
@@ -270,6 +283,7 @@ class EvalRunner:
                 usage_of(trajectory.events),
                 session_id,
                 trajectory.events,
+                cost_of(trajectory.events),
             )
         except Exception as exc:
             error = _describe(exc, timeout)

@@ -8,6 +8,12 @@ that was still `running` when its process died is marked `failed` at the next st
 
 A snapshot's `status` is `running`, then `completed` (every case ran: see `ok` and each
 case's status) or `failed` (the batch itself broke: the reason is in `errors`).
+
+Where a background task would not outlive the request (an API function on Lambda), the
+service is given a `launcher` and a `StoreRuns` repository: `start` saves the snapshot
+through the Store port and hands the run id to the launcher (an asynchronous invocation
+of the turn function), which calls `execute` elsewhere. Which run is active is then read
+from the store; a run left `running` past `REMOTE_RUN_LIMIT` is marked `failed`.
 """
 
 from __future__ import annotations
@@ -16,21 +22,25 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentkit.errors import Conflict, HttpError, NotFound
+from agentkit.errors import Conflict, HttpError, InvalidId, NotFound
 from agentkit.evals.runner import CaseResult, EvalRunner, select
 from agentkit.project.bundle import AgentBundle
 from agentkit.store._fs import write_atomic
 
-__all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository"]
+__all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository", "StoreRuns"]
 
 log = logging.getLogger("agentkit.evals")
 RUN_DIR = "eval-runs"
 RunnerFactory = Callable[[AgentBundle], EvalRunner]
+Launcher = Callable[[str], Awaitable[None]]
+# Longer than the turn function may run (15 minutes): a remote run still `running` after
+# this lost its invocation.
+REMOTE_RUN_LIMIT = timedelta(minutes=20)
 
 
 class RunRepository(Protocol):
@@ -108,6 +118,34 @@ class FileRuns:
         return sorted(out, key=lambda s: s["createdAt"], reverse=True)
 
 
+class StoreRuns:
+    """Snapshots through the Store port: files under `agentkit serve`, DynamoDB on AWS."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def save(self, snapshot: dict[str, Any]) -> None:
+        await self.store.put_eval_run(snapshot)
+
+    async def get(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] | None = await self.store.get_eval_run(run_id)
+        except InvalidId:  # not an id any run could have
+            return None
+        return found
+
+    async def list(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = await self.store.list_eval_runs()
+        return found
+
+
+class RunNotStarted(HttpError):
+    """The run's invocation could not be handed off; the run is recorded as failed."""
+
+    status = 503
+    code = "eval_run_not_started"
+
+
 class RunsUnavailable(HttpError):
     """This host cannot run evals in the background (an API function on Lambda)."""
 
@@ -133,14 +171,19 @@ class EvalRunService:
         state_dir: Path | None = None,
         runner_factory: RunnerFactory | None = None,
         can_run: bool = True,
+        repo: RunRepository | None = None,
+        launcher: Launcher | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.bundle = bundle
-        # False where a background task would not outlive the request (Lambda): listing
-        # and polling work, starting a run answers 501 until runs get their own invocation.
-        self.can_run = can_run
+        # False where a background task would not outlive the request and no launcher
+        # hands runs elsewhere: listing and polling work, starting a run answers 501.
+        self.can_run = can_run or launcher is not None
+        self.launcher = launcher
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.config = bundle.evals_config()
-        self.durable = bool(self.config.persist_runs and state_dir is not None)
-        self.repo: RunRepository = (
+        self.durable = repo is not None or bool(self.config.persist_runs and state_dir is not None)
+        self.repo: RunRepository = repo or (
             FileRuns(state_dir / RUN_DIR)
             if self.durable and state_dir is not None
             else MemoryRuns(self.config.max_playground_runs)
@@ -166,6 +209,9 @@ class EvalRunService:
 
     async def recover(self) -> None:
         """Runs left `running` by a dead process end `failed` (their task is gone)."""
+        if self.launcher is not None:
+            await self._expire_remote()
+            return
         if self._recovered:
             return
         self._recovered = True
@@ -176,11 +222,36 @@ class EvalRunService:
                 snap.setdefault("errors", []).append("the server stopped while the run was active")
                 await self.repo.save(snap)
 
+    async def _expire_remote(self) -> None:
+        """Remote runs: one still `running` past `REMOTE_RUN_LIMIT` lost its invocation."""
+        for snap in await self.repo.list():
+            if snap.get("status") == "running" and self._overdue(snap):
+                snap["status"] = "failed"
+                snap["finishedAt"] = _now()
+                snap.setdefault("errors", []).append(
+                    "the run's invocation stopped before the run finished"
+                )
+                await self.repo.save(snap)
+
+    def _overdue(self, snap: dict[str, Any]) -> bool:
+        try:
+            created = datetime.fromisoformat(str(snap["createdAt"]).replace("Z", "+00:00"))
+        except (KeyError, ValueError):
+            return True
+        return self.clock() - created > REMOTE_RUN_LIMIT
+
+    async def _active_id(self) -> str | None:
+        if self.launcher is None:
+            return self.active
+        running = [s for s in await self.repo.list() if s.get("status") == "running"]
+        return str(running[0]["runId"]) if running else None
+
     async def runs(self) -> dict[str, Any]:
         await self.recover()
         out: dict[str, Any] = {"runs": await self.repo.list()}
-        if self.active is not None:
-            out["activeRunId"] = self.active
+        active = await self._active_id()
+        if active is not None:
+            out["activeRunId"] = active
         return out
 
     async def get(self, run_id: str) -> dict[str, Any]:
@@ -197,8 +268,9 @@ class EvalRunService:
         await self.recover()
         if not self.can_run:
             raise RunsUnavailable("this host cannot run evals; run `agentkit eval` instead")
-        if self.active is not None:
-            raise Conflict(f"eval run {self.active} is still running", code="eval_run_active")
+        active = await self._active_id()
+        if active is not None:
+            raise Conflict(f"eval run {active} is still running", code="eval_run_active")
         specs = select(self.bundle.manifest.evals, filter_ids, tags)
         if not specs:
             raise NotFound("no eval matches the request", code="no_evals")
@@ -212,11 +284,38 @@ class EvalRunService:
             "cases": [{"id": s.id, "tags": list(s.tags), "status": "pending"} for s in specs],
             "errors": [],
         }
-        self.active = run_id
-        await self.repo.save(snap)
-        self._task = asyncio.create_task(self._execute(snap, [s.id for s in specs]))
+        if self.launcher is not None:
+            await self.repo.save(snap)
+            await self._launch(snap)
+        else:
+            self.active = run_id
+            await self.repo.save(snap)
+            self._task = asyncio.create_task(self._execute(snap, [s.id for s in specs]))
         copy: dict[str, Any] = json.loads(json.dumps(snap))
         return copy
+
+    async def _launch(self, snap: dict[str, Any]) -> None:
+        assert self.launcher is not None
+        try:
+            await self.launcher(snap["runId"])
+        except Exception as exc:
+            log.exception("eval run %s could not be handed off", snap["runId"])
+            snap["status"] = "failed"
+            snap["finishedAt"] = _now()
+            snap["errors"].append(f"the run could not be started: {type(exc).__name__}")
+            await self.repo.save(snap)
+            raise RunNotStarted("the eval run could not be started; try again") from exc
+
+    async def execute(self, run_id: str) -> bool:
+        """Run a stored `running` run here (the launcher's other end). False when there is
+        no such run or it is no longer running (a repeated invocation)."""
+        snap = await self.repo.get(run_id)
+        if snap is None or snap.get("status") != "running":
+            return False
+        ids = [str(c["id"]) for c in snap.get("cases", [])]
+        self.active = run_id
+        await self._execute(snap, ids)
+        return True
 
     async def wait(self) -> None:
         """Wait for the active run (tests and shutdown)."""

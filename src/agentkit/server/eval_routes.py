@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentkit.errors import NotFound
-from agentkit.evals.runs import EvalRunService
+from agentkit.evals.runs import EvalRunService, StoreRuns
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.state import principal
@@ -50,7 +50,11 @@ def eval_service(mount: AgentMount) -> EvalRunService | None:
         return None
     # Only a host with a local state directory (`agentkit serve`) runs evals in process.
     state_dir = getattr(host, "state_dir", None)
-    service = EvalRunService(bundle, state_dir=state_dir, can_run=state_dir is not None)
+    store = getattr(host, "store", None)
+    # Persisted runs go through the host's store (files beside the sessions).
+    durable = state_dir is not None and bundle.evals_config().persist_runs
+    repo = StoreRuns(store) if durable and hasattr(store, "put_eval_run") else None
+    service = EvalRunService(bundle, state_dir=state_dir, can_run=state_dir is not None, repo=repo)
     with contextlib.suppress(AttributeError):  # a host with slots: the router keeps it
         host.eval_runs = service
     return service

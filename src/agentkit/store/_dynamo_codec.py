@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import zlib
 from typing import Any
 
 from agentkit.errors import InvalidId, StoreError
@@ -114,6 +115,33 @@ def ckey_key(channel_id: str, continuation_key: str) -> Item:
 
 def reminder_key(reminder_id: str) -> Item:
     return {STATE_PARTITION_KEY: s(REMINDER_PK), STATE_SORT_KEY: s(reminder_id)}
+
+
+EVAL_RUN_PK = "evalrun"
+EVAL_RUN_INLINE = 300_000  # bytes of JSON kept as text; larger snapshots are compressed
+
+
+def eval_run_key(run_id: str) -> Item:
+    return {STATE_PARTITION_KEY: s(EVAL_RUN_PK), STATE_SORT_KEY: s(run_id)}
+
+
+def eval_run_to_item(run_id: str, snapshot: dict[str, Any]) -> Item:
+    """The run's item: its JSON as `record`, or zlib-compressed as `recordZ` when large
+    (a run of many cases with long failure messages can pass DynamoDB's 400 KB item)."""
+    body = json.dumps(snapshot, separators=(",", ":"), ensure_ascii=False)
+    if len(body.encode("utf-8")) <= EVAL_RUN_INLINE:
+        return {**eval_run_key(run_id), "record": s(body)}
+    packed = zlib.compress(body.encode("utf-8"), 6)
+    if len(packed) > EVAL_RUN_INLINE:
+        raise StoreError(f"eval run {run_id} is too large to store ({len(packed)} bytes packed)")
+    return {**eval_run_key(run_id), "recordZ": {"B": packed}}
+
+
+def eval_run_from_item(item: Item) -> dict[str, Any]:
+    packed = item.get("recordZ", {}).get("B")
+    body = zlib.decompress(packed).decode("utf-8") if packed else get_s(item, "record") or "{}"
+    out: dict[str, Any] = json.loads(body)
+    return out
 
 
 def claim_key(key: str) -> Item:

@@ -26,6 +26,7 @@ from agentkit.store._dynamo_schema import (
     STATE_PARTITION_KEY,
     TTL_ATTRIBUTE,
 )
+from agentkit.store._evalruns import newest_first, run_id_of
 from agentkit.store.base import Claim, Lease, Page
 from agentkit.store.ids import (
     decode_cursor,
@@ -374,6 +375,39 @@ class SessionOps:
             estimated_wcu=1.0,
         )
         return bool(result.get("Attributes"))
+
+    # -- eval runs -------------------------------------------------------------------------
+
+    async def put_eval_run(self, snapshot: dict[str, Any]) -> None:
+        item = codec.eval_run_to_item(run_id_of(snapshot), snapshot)
+        await self._caller.call(
+            "put_item", TableName=self._state, Item=item, estimated_wcu=codec.write_units(item)
+        )
+
+    async def get_eval_run(self, run_id: str) -> dict[str, Any] | None:
+        validate_name(run_id, "eval run id")
+        result = await self._caller.call(
+            "get_item", TableName=self._state, Key=codec.eval_run_key(run_id), ConsistentRead=True
+        )
+        item = result.get("Item")
+        return codec.eval_run_from_item(item) if item else None
+
+    async def list_eval_runs(self) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {
+            "TableName": self._state,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": _PK,
+            "ExpressionAttributeValues": {":pk": codec.s(codec.EVAL_RUN_PK)},
+            "ConsistentRead": True,
+        }
+        found: list[dict[str, Any]] = []
+        while True:
+            page = await self._caller.call("query", **kwargs)
+            found.extend(codec.eval_run_from_item(i) for i in page.get("Items", []))
+            if not page.get("LastEvaluatedKey"):
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return newest_first(found)
 
     # -- idempotency -----------------------------------------------------------------------
 

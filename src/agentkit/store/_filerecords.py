@@ -9,8 +9,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from agentkit.errors import StoreError
 from agentkit.scheduling.records import ReminderRecord
+from agentkit.store._evalruns import detached, newest_first, run_id_of
 from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
 from agentkit.store._offload import offload
 from agentkit.store.base import Claim
@@ -23,6 +26,7 @@ class FileRecords:
     """The reminder and claim methods of `FileStore` (a mixin: it sets the attributes)."""
 
     _reminders: Path
+    root: Path
     _claims: Path
     _locks: Path
     _clock: Callable[[], float]
@@ -60,6 +64,45 @@ class FileRecords:
 
     def _reminder_path(self, reminder_id: str) -> Path:
         return self._reminders / f"{validate_name(reminder_id, 'reminder id')}.json"
+
+    # eval runs: <root>/eval-runs/<runId>.json
+
+    def _eval_run_path(self, run_id: str) -> Path:
+        return self.root / "eval-runs" / f"{validate_name(run_id, 'eval run id')}.json"
+
+    async def put_eval_run(self, snapshot: dict[str, Any]) -> None:
+        path = self._eval_run_path(run_id_of(snapshot))
+        copy = detached(snapshot)
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path, copy)
+
+        await offload(write)
+
+    async def get_eval_run(self, run_id: str) -> dict[str, Any] | None:
+        raw = await offload(read_json, self._eval_run_path(run_id))
+        return raw if isinstance(raw, dict) else None
+
+    async def list_eval_runs(self) -> list[dict[str, Any]]:
+        folder = self.root / "eval-runs"
+
+        def scan() -> list[dict[str, Any]]:
+            if not folder.is_dir():
+                return []
+            found: list[dict[str, Any]] = []
+            for entry in os.scandir(folder):
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                    continue
+                try:
+                    raw = read_json(Path(entry.path))
+                except (OSError, StoreError):
+                    continue  # one unreadable file does not hide the other runs
+                if isinstance(raw, dict) and "runId" in raw:
+                    found.append(raw)
+            return found
+
+        return newest_first(await offload(scan))
 
     # idempotency
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.events import Event, EventDraft
 from agentkit.scheduling.records import ReminderRecord
@@ -135,6 +135,15 @@ class Store(Protocol):
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]: ...
 
     async def delete_reminder(self, reminder_id: str) -> bool: ...
+
+    # eval runs (snapshots of `/v1/dev/evals/runs`, JSON objects keyed by `runId`)
+    async def put_eval_run(self, snapshot: dict[str, Any]) -> None:
+        """Create or replace the snapshot of run `snapshot["runId"]`."""
+
+    async def get_eval_run(self, run_id: str) -> dict[str, Any] | None: ...
+
+    async def list_eval_runs(self) -> list[dict[str, Any]]:
+        """Every stored run snapshot, newest `createdAt` first."""
 
     # idempotency
     async def claim(self, key: str, ttl: float) -> bool:

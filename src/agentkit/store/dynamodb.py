@@ -16,6 +16,7 @@ so the SAM template and `AwsHost` use them as they are)
                                      leaseExpires and interrupt (these three not projected)
       (ckey#<len>#<channel>#<key>, "ckey")   sessionId: a channel's continuation key
       ("reminder", <reminder id>)    record (JSON), status
+      ("evalrun", <run id>)          record (JSON), or recordZ (zlib) when over 300 KB
       (claim#<sha256(key)>, "claim") expiresAt: one idempotency record
     GSI byPrincipal   (principal, listSort)  sessions of one principal
     GSI allSessions   (listAll="session", listSort)  every session (dev mode)

@@ -13,11 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agentkit.errors import LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
+from agentkit.store._evalruns import detached, newest_first, run_id_of
 from agentkit.store._notify import Notifier
 from agentkit.store.base import Claim, Lease, Page
 from agentkit.store.ids import (
@@ -49,6 +51,7 @@ class MemoryStore:
         self._sessions: dict[str, _Session] = {}
         self._keys: dict[tuple[str, str], str] = {}
         self._reminders: dict[str, ReminderRecord] = {}
+        self._eval_runs: dict[str, dict[str, Any]] = {}
         self._claims: dict[str, float] = {}
         self._claim_states: dict[str, tuple[str, str | None]] = {}
         self._notifier = Notifier()
@@ -260,6 +263,25 @@ class MemoryStore:
         validate_name(reminder_id, "reminder id")
         with self._lock:
             return self._reminders.pop(reminder_id, None) is not None
+
+    # eval runs
+
+    async def put_eval_run(self, snapshot: dict[str, Any]) -> None:
+        run_id = run_id_of(snapshot)
+        copy = detached(snapshot)
+        with self._lock:
+            self._eval_runs[run_id] = copy
+
+    async def get_eval_run(self, run_id: str) -> dict[str, Any] | None:
+        validate_name(run_id, "eval run id")
+        with self._lock:
+            found = self._eval_runs.get(run_id)
+        return detached(found) if found is not None else None
+
+    async def list_eval_runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            found = [detached(s) for s in self._eval_runs.values()]
+        return newest_first(found)
 
     # idempotency
 

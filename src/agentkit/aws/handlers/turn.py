@@ -5,7 +5,10 @@ the request to the on-failure destination (SchedulerFunction records the lost tu
 
 The invocation's remaining time is the turn's deadline: with less than
 `AGENTKIT_TURN_MARGIN` seconds left (120 by default) the turn stops at its next step
-boundary and invokes this function again with the same payload, to carry on there."""
+boundary and invokes this function again with the same payload, to carry on there.
+
+It also runs eval runs started over the API, invoked with `{"kind": "evalRun", "runId"}`
+(see `agentkit.aws.eval_runs`)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from agentkit.engine.deadline import Deadline
 
 @instrumented
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("kind") == "evalRun":
+        return _eval_run(event)
     session_id = event.get("sessionId")
     turn_id = event.get("turnId")
     if not isinstance(session_id, str) or not isinstance(turn_id, str):
@@ -28,3 +33,11 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     deadline = Deadline.of_lambda(context, current.settings.turn_margin)
     run(current.run_turn(session_id, turn_id, deadline))
     return {"ok": True, "sessionId": session_id, "turnId": turn_id}
+
+
+def _eval_run(event: dict[str, Any]) -> dict[str, Any]:
+    run_id = event.get("runId")
+    if not isinstance(run_id, str) or not run_id:
+        return {"ok": False, "error": "bad_request", "message": "runId required"}
+    ran = run(host().run_eval(run_id))
+    return {"ok": True, "runId": run_id, "ran": ran}
