@@ -61,8 +61,9 @@ def ensure_strands(install: bool) -> None:
         print("strands is not installed (and --no-install): its comparison is skipped")
         return
     print(f"installing strands-agents into {BENCH_SITE.name}/ for the comparison ...")
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(BENCH_SITE)]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--target", str(BENCH_SITE), "strands-agents"],
+        [*pip, "strands-agents"],
         capture_output=True,
         text=True,
     )
