@@ -59,6 +59,36 @@ class EventLog:
         self._offset = 0
         self._inode: int | None = None
         self._no_marker = False  # the legacy batch marker is known to be gone
+        # The file kept open for writing between appends (an `open` per append was a good
+        # part of a turn's cost), with the inode it was opened on. Used and closed only
+        # under `_mutex`, so a close never races a write through a reused descriptor.
+        self._wfd: int | None = None
+        self._wfd_inode: int | None = None
+
+    def close(self) -> None:
+        """Close the kept write descriptor (the view stays usable: it reopens on need)."""
+        with self._mutex:
+            self._close_writer()
+
+    def _close_writer(self) -> None:
+        if self._wfd is not None:
+            fd, self._wfd, self._wfd_inode = self._wfd, None, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __del__(self) -> None:
+        if self._wfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._wfd)
+
+    def _writer(self) -> int:
+        # `_catch_up` just `stat`ed the path under the session lock: `_inode` is the file
+        # there now, so a descriptor opened on an older (deleted, replaced) file is renewed.
+        if self._wfd is None or self._wfd_inode != self._inode:
+            self._close_writer()
+            self._wfd = os.open(self.path, os.O_WRONLY)
+            self._wfd_inode = self._inode
+        return self._wfd
 
     @property
     def cached_bytes(self) -> int:
@@ -152,24 +182,22 @@ class EventLog:
     def _write(self, data: bytes, *, batch: bool, fsync: bool) -> None:
         # Positioned writes at the end we know (the lock is held and `_repair` ran), not
         # O_APPEND: Linux ignores pwrite's offset on a file opened for appending.
-        fd = os.open(self.path, os.O_WRONLY)
+        fd = self._writer()
         try:
-            try:
-                pwrite_all(fd, BATCH_OPEN + data[1:] if batch else data, self._offset)
+            pwrite_all(fd, BATCH_OPEN + data[1:] if batch else data, self._offset)
+            if fsync:
+                os.fsync(fd)
+            if batch:
+                pwrite_all(fd, data[:1], self._offset)  # the batch is whole: show it
                 if fsync:
                     os.fsync(fd)
-                if batch:
-                    pwrite_all(fd, data[:1], self._offset)  # the batch is whole: show it
-                    if fsync:
-                        os.fsync(fd)
-            except OSError as exc:
-                # Leave no partial line behind (a full disk, say) for the next append.
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, self._offset)
-                unlink(self.pending)
-                raise StoreError(f"could not append to session {self.session_id}: {exc}") from exc
-        finally:
-            os.close(fd)
+        except OSError as exc:
+            # Leave no partial line behind (a full disk, say) for the next append.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._offset)
+            self._close_writer()
+            unlink(self.pending)
+            raise StoreError(f"could not append to session {self.session_id}: {exc}") from exc
 
     def _interrupted(self) -> bool:
         """Whether bytes past the view are left from an interrupted write (lock held)."""
