@@ -4,7 +4,8 @@
 For each turn the client first connects its stream (past the events it has already seen),
 then posts the follow-up; every event of the turn is timed from its `at` (set by the server
 when it drafts the event, just before appending it, so this slightly overstates; millisecond
-precision, same machine clock) to the moment its line arrives. Prints p50 and p95 beside the goal (p95 <= 20 ms). Nothing is asserted.
+precision, same machine clock) to the moment its line arrives. Prints p50 and p95 beside
+the goal (p95 <= 20 ms). Nothing is asserted.
 
 Not covered here: the Lambda long-poll path under moto (the issue's second goal).
 
