@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -64,6 +65,19 @@ async def main(turns: int) -> None:
                 model_resolver=lambda _id: model,
                 state_root=tmp / "state",
             )
+            # Requests until the append that records `turn.completed` has returned: the
+            # user's critical path (releasing the lease and checking the queue come after).
+            marks: list[int] = []
+            plain_append = store.append
+
+            async def append(session_id: str, drafts: Any, **kw: Any) -> Any:
+                done = await plain_append(session_id, drafts, **kw)
+                if any(d.type == "turn.completed" for d in drafts):
+                    marks.append(store.usage.request_count)
+                return done
+
+            store.append = append  # type: ignore[method-assign]
+            critical = 0
             per_op: dict[str, int] = {}
             requests = writes = 0
             units = 0.0
@@ -75,21 +89,26 @@ async def main(turns: int) -> None:
                 session_id, turn_id = queued.pop()
                 store.usage.reset()
                 await runtime.run_turn(session_id, turn_id)
-                events = await store.read(session_id)
-                assert any(e.type == "turn.completed" for e in events), [e.type for e in events]
                 for op, n in store.usage.per_operation.items():
                     per_op[op] = per_op.get(op, 0) + n
                 requests += store.usage.request_count
                 writes += sum(n for op, n in store.usage.per_operation.items() if op in WRITES)
                 units += store.usage.consumed_write_units
+                assert marks, "the turn did not complete"
+                critical += marks.pop()
     finally:
         stop_moto_server(proc)
     print(f"one-tool turn on DynamoDB (moto), run_turn only, mean of {turns} turns")
+    print("requests by operation (the whole of run_turn):")
     for op, n in sorted(per_op.items()):
         print(f"  {op:<22}{n / turns:6.1f} requests")
-    seq, w = requests / turns, writes / turns
+    seq, w = critical / turns, writes / turns
     tx = per_op.get("transact_write_items", 0) / turns
-    print(f"sequential round trips: {seq:.1f}   goal <= {GOAL_SEQUENTIAL}, ratio {seq / 6:.2f}")
+    print(f"all requests of run_turn: {requests / turns:.1f}")
+    print(
+        f"sequential round trips, message.received -> turn.completed: {seq:.1f}   "
+        f"goal <= {GOAL_SEQUENTIAL}, ratio {seq / GOAL_SEQUENTIAL:.2f}"
+    )
     print(f"write requests:         {w:.1f}   goal <= {GOAL_WRITES}, ratio {w / 10:.2f}")
     print(
         f"accepting the message (start_session, not counted above): {accept / turns:.1f} requests"
