@@ -75,10 +75,18 @@ def test_ask_then_check_across_invocations(aws_stack: Stack, era: str) -> None:
             await asyncio.to_thread(aws_stack.run_turns)
             done = await call(client, "check", {"sessionId": asked["sessionId"], "waitSeconds": 5})
             assert done["status"] == "completed" and done["reply"] == "Hello from Lambda.", done
-            direct = await call(
+            # `deploy` needs approval: outside a session it never runs at once ...
+            refused = await call(
                 client, "call_tool", {"name": "deploy", "input": {"env": "staging"}}
             )
-            assert direct["result"] == {"deployed": "staging"}
+            assert refused["error"] == "approval_required", refused
+            # ... and inside one it is parked for a decision, not run.
+            parked = await call(
+                client,
+                "call_tool",
+                {"name": "deploy", "input": {"env": "staging"}, "sessionId": asked["sessionId"]},
+            )
+            assert parked["status"] == "pending_approval" and parked["result"] is None, parked
 
     asyncio.run(scenario())
 

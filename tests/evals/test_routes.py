@@ -189,7 +189,7 @@ async def test_a_host_without_local_state_lists_evals_but_refuses_to_run_them(
     runtime = AgentRuntime(bundle, MemoryStore(), state_root=tmp_path / "state")
     app = create_app([AgentMount(SLUG, runtime, host=_LambdaLikeHost(bundle))], ServerOptions())
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         listing = (await c.get(f"/{SLUG}/v1/dev/evals")).json()
         assert len(listing["evals"]) == 3
         refused = await c.post(f"/{SLUG}/v1/dev/evals/runs", json={})
@@ -198,6 +198,6 @@ async def test_a_host_without_local_state_lists_evals_but_refuses_to_run_them(
         assert (await c.get(f"/{SLUG}/v1/dev/evals/runs")).json()["runs"] == []
         # Outside loopback the same auth chain as every route applies.
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
         assert (await c.get(f"/{SLUG}/v1/dev/evals")).status_code == 401
         assert (await c.post(f"/{SLUG}/v1/dev/evals/runs", json={})).status_code == 401

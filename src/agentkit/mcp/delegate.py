@@ -176,6 +176,15 @@ async def call_tool(
         )
     sid = _session_id(args.session_id) if args.session_id else None
     outcome = await service.call_tool(args.name, args.input, principal=caller, session_id=sid)
+    if outcome.pending_approval:  # parked on the session: approve it like any other call
+        return {
+            "toolName": outcome.tool_name,
+            "callId": outcome.call_id,
+            "isError": False,
+            "status": "pending_approval",
+            "result": None,
+            "sessionId": sid,
+        }
     return {
         "toolName": outcome.tool_name,
         "callId": outcome.call_id,
