@@ -1,5 +1,7 @@
 """agentkit: define an AI agent as a folder, serve it locally, deploy it on AWS Lambda."""
 
+from typing import TYPE_CHECKING, Any
+
 from agentkit.authoring.ab import (
     AbConfig,
     AbDefinition,
@@ -52,6 +54,9 @@ from agentkit.authoring.schedules import ScheduleDefinition, define_schedule
 from agentkit.authoring.skills import SkillDefinition, define_skill
 from agentkit.authoring.tools import ToolDefinition, define_tool
 
+if TYPE_CHECKING:
+    from agentkit.hosts.embedded import serve
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -97,8 +102,19 @@ __all__ = [
     "reply_contains",
     "reply_matches",
     "route",
+    "serve",
     "stream_intact",
     "succeeded",
     "turns_completed",
     "variant",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `agentkit.serve` pulls in the whole local host (engine, server, uvicorn): loaded on
+    # first use, so importing the authoring API (and a Lambda cold start) stays cheap.
+    if name == "serve":
+        from agentkit.hosts.embedded import serve
+
+        return serve
+    raise AttributeError(f"module 'agentkit' has no attribute {name!r}")

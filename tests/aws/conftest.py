@@ -46,7 +46,7 @@ class FakeContext:
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return 900_000  # TurnFunction's timeout: no turn here needs to continue
 
 
 class CapturingDispatcher:

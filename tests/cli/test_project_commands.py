@@ -165,3 +165,41 @@ def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str])
 
 def test_unknown_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["frobnicate"]) == 2
+
+
+async def test_each_channel_route_info_lists_is_served(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Listing a route is a promise: every channel route `agentkit info` prints is answered
+    # by the app `agentkit serve` builds for the same folder (not a 404 or a 405).
+    import httpx
+
+    from agentkit.hosts.local import LocalHost, LocalHostOptions
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.server.app import create_app
+    from agentkit.server.options import ServerOptions
+
+    project = REPO / "examples" / "pr-review"
+    assert main(["info", "--dir", str(project)]) == 0
+    listed = [
+        tuple(line.split()[:2])
+        for line in capsys.readouterr().out.splitlines()
+        if "/v1/channels/" in line and line.split()[0] in {"GET", "POST"}
+    ]
+    assert ("POST", "/v1/channels/drive") in listed
+
+    bundle = AgentBundle.discover(project)
+    host = LocalHost(bundle, LocalHostOptions(state_root=tmp_path / "state"))
+    await host.start()
+    try:
+        app = create_app([host.mount()], ServerOptions(mode="single"))
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            for method, path in listed:
+                r = await c.request(method, path, json={"pr": 7})
+                assert r.status_code not in {404, 405} and r.status_code < 500, (path, r.text)
+            drive = await c.post("/v1/channels/drive", json={"pr": 7})
+            assert drive.status_code == 200, drive.text
+            assert drive.json()["sessionId"].startswith("ses_")
+    finally:
+        await host.aclose()

@@ -9,6 +9,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -37,15 +38,24 @@ def printed(out: str) -> list[dict[str, Any]]:
 def test_a_turn_longer_than_the_window_is_printed_once_across_responses(
     shared_server: Served,
 ) -> None:
-    sid = start(shared_server, "Run the slow job.")["sessionId"]  # the tool takes ~2 s
+    sid = start(shared_server, "Run the slow job.")["sessionId"]  # it waits for its gate
     out = io.StringIO()
     with httpx.Client(timeout=httpx.Timeout(30.0, read=None)) as client:
         follower = StreamFollower(
             client, shared_server.url, sid, start=0, window=0.3, follow=False, retries=3, out=out
         )
-        assert follower.run() == 0
+        outcome: list[int] = []
+        runner = threading.Thread(target=lambda: outcome.append(follower.run()))
+        runner.start()
+        # Open the job's gate only once the server has ended three responses mid-turn.
+        deadline = time.monotonic() + 60
+        while follower.responses < 4 and runner.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        shared_server.open_gate(sid)
+        runner.join(60)
+        assert outcome == [0]
     events = printed(out.getvalue())
-    assert follower.responses > 2  # the server ended responses before the turn did
+    assert follower.responses > 3  # the server ended responses before the turn did
     assert [e["index"] for e in events] == list(range(len(events)))
     assert events[-1]["type"] == "session.waiting"
     assert events == recorded(shared_server, sid)
@@ -55,6 +65,7 @@ def test_the_command_prints_ndjson_and_stops_when_the_session_settles(
     shared_server: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sid = start(shared_server, "Run the slow job.")["sessionId"]
+    shared_server.open_gate(sid)  # the job may end whenever it runs
     code = main(["stream", "--url", shared_server.url, "--session", sid, "--window", "0.4"])
     assert code == 0
     events = printed(capsys.readouterr().out)

@@ -12,6 +12,7 @@ from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.sessions import SessionStatus, fold_status
 
 from .conftest import ALICE, BOB, Env, check_vocabulary, settle, turn_events
+from .side_effects import deploy_calls
 
 
 def deploy_then_answer() -> list[Step]:
@@ -87,6 +88,8 @@ async def test_approval_resolves_across_a_restart(env: Env, decision: str) -> No
     assert payload.decision == decision and payload.principal == "alice"
     result = [e.as_(ActionResult) for e in events if e.type == "action.result"][-1]
     reply = events[-2].as_(TurnCompleted).result
+    # the tool's own record: it ran exactly once when approved, never when denied
+    assert deploy_calls(rt) == (["prod"] if decision == "approve" else [])
     if decision == "approve":
         assert result.result == {"deployed": "prod"}
         assert reply == 'done: {"deployed": "prod"}'
@@ -104,6 +107,8 @@ async def test_an_approval_resolves_once(env: Env) -> None:
     with pytest.raises(Conflict) as err:
         await rt.resolve_approval(sid, "d1", "approve", principal=ALICE)
     assert err.value.code == "already_resolved"
+    await settle(rt)
+    assert deploy_calls(rt) == []  # the late approval ran nothing
 
 
 async def test_an_approval_cannot_be_replayed_onto_another_call(env: Env) -> None:
@@ -134,6 +139,7 @@ async def test_a_duplicate_resume_runs_the_approved_tool_once(env: Env) -> None:
     d1_results = [e for e in events if e.type == "action.result" and e.data["callId"] == "d1"]
     assert len(d1_results) == 1
     assert sum(1 for e in events if e.type == "turn.completed") == 1
+    assert deploy_calls(rt) == ["prod"]  # the tool itself ran once, not once per copy
 
 
 async def test_a_follow_up_abandons_a_parked_turn(env: Env) -> None:
@@ -148,6 +154,7 @@ async def test_a_follow_up_abandons_a_parked_turn(env: Env) -> None:
     assert d1.data["isError"] and "did not run" in d1.data["error"]
     failed = next(e for e in events if e.type == "turn.failed")
     assert failed.turn_id == acc.turn_id and failed.data["error"] == "turn interrupted"
+    assert deploy_calls(rt) == []
     assert events[-2].type == "turn.completed" and events[-2].turn_id == nxt.turn_id
 
 
@@ -168,3 +175,4 @@ async def test_a_decision_recorded_for_other_arguments_does_not_run_the_tool(env
     events = await rt.store.read(sid)
     d1 = next(e for e in events if e.type == "action.result" and e.data["callId"] == "d1")
     assert d1.data["isError"] and d1.data["error"] == "approval does not match the requested call"
+    assert deploy_calls(rt) == []  # neither the forged arguments nor the parked ones ran

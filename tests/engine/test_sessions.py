@@ -15,6 +15,7 @@ from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
 from agentkit.sessions import SessionRecord, hash_token
 
 from .conftest import ALICE, BOB, Env, check_vocabulary, settle
+from .side_effects import deploy_calls
 
 
 async def test_start_returns_a_plain_token_and_stores_only_its_hash(env: Env) -> None:
@@ -187,6 +188,7 @@ async def test_recover_fails_a_lost_turn_and_never_reruns_its_tool(env: Env) -> 
     await settle(rt)
     events = await rt.store.read(record.id)
     check_vocabulary(events)
+    assert deploy_calls(rt) == []  # the tool itself never ran again
     assert [e.type for e in events[-3:]] == ["action.result", "turn.failed", "session.waiting"]
     assert events[-3].data["isError"] and "not re-run" in events[-3].data["error"]
     assert events[-2].data["error"].startswith("turn lost: the process running it stopped")

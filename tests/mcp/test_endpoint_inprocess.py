@@ -13,6 +13,7 @@ import pytest
 from agentkit.hosts.local import LocalHost, LocalHostOptions
 from agentkit.project.bundle import AgentBundle
 from agentkit.server.app import create_app
+from agentkit.server.auth import AuthChain
 from agentkit.server.options import AgentMount, ServerOptions
 from tests.fixtures.http_server import write_agent
 
@@ -34,8 +35,11 @@ async def host(tmp_path: Path) -> AsyncIterator[LocalHost]:
     await local.aclose()
 
 
-async def post(host: LocalHost, base_url: str, **headers: str) -> httpx.Response:
-    app = create_app([AgentMount("chat", host.runtime, host=host)], ServerOptions(mode="single"))
+async def post(
+    host: LocalHost, base_url: str, options: ServerOptions | None = None, **headers: str
+) -> httpx.Response:
+    options = options or ServerOptions(mode="single")
+    app = create_app([AgentMount("chat", host.runtime, host=host)], options)
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
     async with httpx.AsyncClient(transport=transport, base_url=base_url) as client:
         return await client.post("/v1/mcp", json=LIST, headers={**HEADERS, **headers})
@@ -51,9 +55,16 @@ async def test_call_tool_is_not_listed_without_server_tools(host: LocalHost) -> 
 async def test_extra_allowed_hosts_come_from_the_environment(
     host: LocalHost, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert (await post(host, "http://agents.internal")).status_code == 421
+    # A server behind a proxy under another name uses bearer auth (the loopback policy
+    # admits loopback names only); MCP's own rebinding check then needs the name too.
+    chain = AuthChain.from_flags(bearer_tokens=["s3cret"])
+    options = ServerOptions(mode="single", auth=chain)
+    bearer = {"authorization": "Bearer s3cret"}
+    assert (await post(host, "http://agents.internal", options, **bearer)).status_code == 421
     monkeypatch.setenv("AGENTKIT_MCP_ALLOWED_HOSTS", "agents.internal, other.internal")
-    assert (await post(host, "http://agents.internal")).status_code == 200
-    allowed = await post(host, "http://agents.internal", origin="https://agents.internal")
+    assert (await post(host, "http://agents.internal", options, **bearer)).status_code == 200
+    allowed = await post(
+        host, "http://agents.internal", options, origin="https://agents.internal", **bearer
+    )
     assert allowed.status_code == 200
-    assert (await post(host, "http://evil.internal")).status_code == 421
+    assert (await post(host, "http://evil.internal", options, **bearer)).status_code == 421

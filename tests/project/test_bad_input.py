@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from agentkit.project.bundle import AgentBundle
 from tests.fixtures.project_tree import ProjectTree
 
@@ -73,12 +75,29 @@ def test_unreadable_file_is_a_diagnostic(project_tree: ProjectTree) -> None:
     path = root / "agent" / "skills" / "locked.md"
     path.chmod(0)
     try:
-        if os.access(path, os.R_OK):  # running as root: permissions do not apply
-            return
+        if os.access(path, os.R_OK):
+            pytest.skip("running as root: file permissions do not stop reads (see the next test)")
         m = AgentBundle.discover(root).manifest
         assert [d.code for d in m.diagnostics] == ["file.unreadable"]
     finally:
         path.chmod(0o644)
+
+
+def test_a_file_that_cannot_be_read_even_by_root_is_a_diagnostic(
+    project_tree: ProjectTree,
+) -> None:
+    # A directory where the instructions file belongs: reading it fails for every user.
+    root = project_tree()
+    instructions = root / "agent" / "instructions.md"
+    instructions.unlink()
+    instructions.mkdir()
+    m = AgentBundle.discover(root).manifest
+    found = [(d.code, d.path) for d in m.diagnostics]
+    assert found == [
+        ("file.unreadable", "agent/instructions.md"),
+        ("instructions.missing", "agent/instructions.md"),
+    ]
+    assert m.has_errors
 
 
 def test_invalid_pyproject_falls_back_to_the_folder_name(project_tree: ProjectTree) -> None:

@@ -106,6 +106,7 @@ def test_flags_remove_docs_and_index(bearer_server: Served) -> None:
     root = bearer_server.root_url
     assert httpx.get(f"{root}/docs").status_code == 404
     assert httpx.get(f"{root}/v1/agents").status_code == 404
-    assert httpx.get(f"{root}/").status_code == 404
+    home = httpx.get(f"{root}/")  # the agent's own page of links, not the playground
+    assert home.status_code == 200 and "/v1/info" in home.text and "playground" not in home.text
     # the API docs moved out of /docs and stay available
     assert httpx.get(f"{root}/v1/openapi.json").status_code == 200

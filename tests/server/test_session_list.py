@@ -53,9 +53,13 @@ async def wait_for(host: LocalHost, sid: str, type_: str) -> Event:
 
 
 async def test_each_listed_session_carries_its_folded_status(
-    client: httpx.AsyncClient, host: LocalHost, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient,
+    host: LocalHost,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("SLOW_JOB_SECONDS", "4")  # long enough to be listed while it runs
+    # The job waits for a gate nobody opens: it runs until the test stops it.
+    monkeypatch.setenv("SLOW_JOB_GATES", str(tmp_path / "gates"))
     idle = await host.runtime.start_session("What is the weather in Paris?", principal=ME)
     await wait_for(host, idle.session_id, "session.waiting")
     parked = await host.runtime.start_session("Please wipe the notes.", principal=ME)

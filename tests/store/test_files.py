@@ -10,7 +10,6 @@ import os
 import shutil
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -318,19 +317,18 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
 # follow
 
 
-async def test_follow_wakes_within_50_ms_of_an_append(tmp_path: Path) -> None:
-    store = FileStore(tmp_path / "state", poll_interval=30)  # only a real wake-up is fast
+async def test_follow_is_woken_by_an_append_not_by_its_poll(tmp_path: Path) -> None:
+    # The poll is 30 s and the wait for the follower 10 s: only a real wake-up returns in
+    # time, however slow the machine is (no bound on the latency itself).
+    store = FileStore(tmp_path / "state", poll_interval=30)
     record = await new_session(store)
-    follower = asyncio.create_task(store.follow(record.id, 0, timeout=30))
+    follower = asyncio.create_task(store.follow(record.id, 0, timeout=60))
     await asyncio.sleep(0.1)  # let the follower settle into its wait
 
-    appended_at = time.monotonic()
     await store.append(record.id, [note("now")])
-    events = await asyncio.wait_for(follower, 5)
-    latency = time.monotonic() - appended_at
+    events = await asyncio.wait_for(follower, 10)
 
     assert [e.data["text"] for e in events] == ["now"]
-    assert latency < 0.05
 
 
 async def test_follow_is_woken_by_another_store_instance_in_the_process(
@@ -344,7 +342,7 @@ async def test_follow_is_woken_by_another_store_instance_in_the_process(
 
     await FileStore(root).append(record.id, [note("from elsewhere")])
 
-    events = await asyncio.wait_for(follower, 1)
+    events = await asyncio.wait_for(follower, 10)  # far below the 30 s poll
     assert [e.data["text"] for e in events] == ["from elsewhere"]
 
 
@@ -371,7 +369,7 @@ async def test_a_follower_is_released_when_its_session_is_deleted(store: FileSto
 
     await store.delete_session(record.id)
 
-    assert await asyncio.wait_for(follower, 1) == []
+    assert await asyncio.wait_for(follower, 10) == []
 
 
 # several processes

@@ -53,6 +53,8 @@ def define_agent(
     `prices={model id: {"input", "output", "cacheRead", "cacheWrite"}}` (dollars per
     million tokens) overrides the shipped price table; `budget={"turn_tokens",
     "turn_usd", "session_tokens", "session_usd"}` sets spending limits (see docs/costs.md).
+    `max_turn_seconds` (one hour by default) bounds a turn's wall time, across however many
+    invocations it spans on a host whose invocations end (see docs/deploy.md).
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -61,6 +63,11 @@ def define_agent(
         raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
     parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
     parse_budget(options.get("budget"))
+    limit = options.get("max_turn_seconds")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0
+    ):
+        raise ValueError(f"max_turn_seconds must be a positive number of seconds, not {limit!r}")
     if not stop_grace >= 0:
         raise ValueError("stop_grace must be zero or more seconds")
     return AgentDefinition(

@@ -1,8 +1,10 @@
 """Channel credentials on AWS: read from Secrets Manager or SSM at cold start.
 
-The template names them (`GitHubWebhookSecretName`, `GitHubTokenName`); the functions get
-the names, never the values, and this module puts the values where the channel packs read
-them (`GITHUB_WEBHOOK_SECRET`, `GITHUB_TOKEN`) before any channel is loaded. They live in
+The template names them (`GitHubWebhookSecretName`, `GitHubTokenName`,
+`SlackSigningSecretName`, `SlackBotTokenName`); the functions get the names, never the
+values, and this module puts the values where the channel packs read them
+(`GITHUB_WEBHOOK_SECRET`, `GITHUB_TOKEN`, `SLACK_SIGNING_SECRET`, `SLACK_BOT_TOKEN`) before
+any channel is loaded. They live in
 the same store as the bearer token (`BearerTokenStore`). A value already in the
 environment wins (the local loop sets them directly). A name that cannot be read is
 logged; the GitHub channel then refuses deliveries (503) rather than accepting them
@@ -23,6 +25,8 @@ log = logging.getLogger("agentkit.aws.channels")
 CHANNEL_SECRETS = {
     "AGENTKIT_GITHUB_WEBHOOK_SECRET_NAME": "GITHUB_WEBHOOK_SECRET",
     "AGENTKIT_GITHUB_TOKEN_NAME": "GITHUB_TOKEN",
+    "AGENTKIT_SLACK_SIGNING_SECRET_NAME": "SLACK_SIGNING_SECRET",
+    "AGENTKIT_SLACK_BOT_TOKEN_NAME": "SLACK_BOT_TOKEN",
 }
 
 

@@ -27,6 +27,7 @@ from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
 from agentkit.aws.workspace import S3Workspaces
+from agentkit.engine.deadline import Deadline
 from agentkit.engine.fanout import Fanout
 from agentkit.events import Event, EventType
 from agentkit.project.bundle import AgentBundle
@@ -224,20 +225,24 @@ class AwsHost:
 
     # -- turns -------------------------------------------------------------------------
 
-    async def run_turn(self, session_id: str, turn_id: str) -> None:
+    async def run_turn(
+        self, session_id: str, turn_id: str, deadline: Deadline | None = None
+    ) -> None:
         """Run (or resume) one turn; a duplicate of a finished or running turn does nothing.
 
+        With `deadline` (TurnFunction's), a turn that would outlive the invocation stops at
+        a step boundary and dispatches itself again (see `agentkit.engine.deadline`).
         With a workspace bucket the turn runs on a fresh copy of the session's workspace,
         written back (within the size cap) when it ends, however it ends."""
         session_id = validate_session_id(session_id)
         if self.workspaces is None:
-            await self.runtime.run_turn(session_id, turn_id)
+            await self.runtime.run_turn(session_id, turn_id, deadline)
             return
         workspaces = self.workspaces
         local = self.runtime.workspace(session_id)
         before = await asyncio.to_thread(workspaces.hydrate, session_id, local)
         try:
-            await self.runtime.run_turn(session_id, turn_id)
+            await self.runtime.run_turn(session_id, turn_id, deadline)
         finally:
             try:
                 await asyncio.to_thread(workspaces.write_back, session_id, local, before)
@@ -301,7 +306,7 @@ class AwsHost:
         from agentkit.aws.channel_secrets import load_channel_secrets
         from agentkit.channels.runtime import ChannelRuntime
 
-        load_channel_secrets(self.settings, ("GITHUB_TOKEN",))
+        load_channel_secrets(self.settings, ("GITHUB_TOKEN", "SLACK_BOT_TOKEN"))
         runtime = ChannelRuntime(
             self.runtime, self.bundle, self.store, self.services, deployed=True
         )
@@ -314,7 +319,7 @@ class AwsHost:
             return
         from agentkit.aws.channel_secrets import load_channel_secrets
 
-        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET",))
+        load_channel_secrets(self.settings, ("GITHUB_WEBHOOK_SECRET", "SLACK_SIGNING_SECRET"))
         for name, definition in self.channels.channels.items():
             check = getattr(definition.auth, "check_deployable", None)
             try:

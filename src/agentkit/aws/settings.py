@@ -42,6 +42,9 @@ class AwsSettings:
     # (`sam local`, tests).
     workspace_bucket: str | None = None
     workspace_max_bytes: int = 50 * 1024 * 1024
+    # Seconds a turn keeps in hand before its invocation's end: less than this left and it
+    # continues in a new invocation (the longest model step expected plus a safety margin).
+    turn_margin: float = 120.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -81,6 +84,7 @@ class AwsSettings:
             stream_window=float(env.get("AGENTKIT_STREAM_WINDOW", "25")),
             workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
             workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
+            turn_margin=_seconds(env, "AGENTKIT_TURN_MARGIN", 120.0),
         )
 
     def service_endpoint(self, service: str) -> str | None:
@@ -88,6 +92,19 @@ class AwsSettings:
         if service in ("dynamodb", "dynamodbstreams") and self.dynamodb_endpoint:
             return self.dynamodb_endpoint
         return self.endpoint_url
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also refuses NaN
+        raise RuntimeError(f"{name} must be a number of seconds, not {raw!r}")
+    return value
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -212,9 +212,17 @@ def _serve(app: Any, args: argparse.Namespace, slugs: list[str]) -> int:
         _loop = asyncio.get_running_loop()
         await server.serve()
 
-    base = f"http://{args.host}:{args.port}"
-    for slug in slugs:
-        prefix = "" if args.mode == "single" else f"/{slug}"
-        print(f"agentkit: {slug} at {base}{prefix}/v1/session", file=sys.stderr)
+    from agentkit.cli.banner import banner_lines
+
+    for line in banner_lines(
+        host=args.host,
+        port=args.port,
+        slugs=slugs,
+        single=args.mode == "single",
+        playground=state.options.playground,
+        docs=state.options.docs,
+        bearer="bearerAuth" in state.options.auth.names,
+    ):
+        print(line, file=sys.stderr)
     asyncio.run(main())
     return 0 if server.started else 1

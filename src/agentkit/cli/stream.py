@@ -13,36 +13,15 @@ until the session ends for good or the user interrupts it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
-from collections.abc import Iterator
 from typing import Any, TextIO
 
 import httpx
 
-SETTLED = frozenset({"session.waiting", "session.completed", "session.failed"})
-FINAL = frozenset({"session.completed", "session.failed"})  # nothing can follow these
+from agentkit.client import ApiError, Client, ConnectionLost, StreamGap
+
 EXIT_REFUSED = 1
-BACKOFF_START = 0.25
-BACKOFF_MAX = 5.0
-
-
-class StreamRefused(Exception):
-    """The server answered with an error status (auth, unknown session, bad request)."""
-
-    def __init__(self, status: int, body: bytes) -> None:
-        self.status = status
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            detail = f"{parsed.get('error', 'error')}: {parsed.get('message') or ''}".rstrip(": ")
-        else:
-            detail = body.decode("utf-8", "replace")[:200]
-        super().__init__(f"{status} {detail}")
 
 
 def register(subparsers: Any) -> None:
@@ -118,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 class StreamFollower:
-    """Reads a session's stream response after response, printing each index once."""
+    """Prints a session's events, each index once, with `agentkit.client` doing the
+    following and resuming (the one implementation of it)."""
 
     def __init__(
         self,
@@ -132,98 +112,40 @@ class StreamFollower:
         retries: int,
         out: TextIO,
     ) -> None:
-        self.client = client
-        self.session_url = f"{base_url.rstrip('/')}/v1/session/{session_id}"
-        self.next_index = start
-        self.window = window
+        self.api = Client(base_url, http=client, stream_retries=retries, stream_window=window)
+        self.session = self.api.session(session_id)
+        self.start = start
         self.follow = follow
-        self.retries = retries
         self.out = out
-        self.responses = 0
         self.gaps = 0  # times an index was skipped by the server (reported on stderr)
+
+    @property
+    def responses(self) -> int:
+        """Stream responses read so far (a deployed API ends one per window)."""
+        return self.api.stream_responses
 
     def run(self) -> int:
         """Print events until the session settles (or ends, with `--follow`); the exit code."""
-        failures = 0
-        while True:
-            before = self.next_index
-            try:
-                if self._read_response():
-                    return 0
-            except StreamRefused as exc:
-                print(f"agentkit: the server refused the stream: {exc}", file=sys.stderr)
-                return EXIT_REFUSED
-            except httpx.TransportError as exc:
-                failures = 0 if self.next_index > before else failures + 1
-                if failures > self.retries:
-                    print(f"agentkit: lost the stream: {exc}", file=sys.stderr)
-                    return EXIT_REFUSED
-                time.sleep(min(BACKOFF_MAX, BACKOFF_START * 2 ** max(0, failures - 1)))
-                continue
-            failures = 0
-
-    def _read_response(self) -> bool:
-        """One response from `next_index`; True when done, False to ask again."""
-        params: dict[str, Any] = {"startIndex": self.next_index}
-        if self.window is not None:
-            params["window"] = self.window
-        with self.client.stream("GET", f"{self.session_url}/stream", params=params) as response:
-            self.responses += 1
-            if response.status_code != 200:
-                raise StreamRefused(response.status_code, response.read())
-            for line in _lines(response):
-                event = _parse(line)
-                if event is None or event["index"] < self.next_index:
-                    continue  # a torn last line, or an index already printed
-                if event["index"] > self.next_index:
-                    missing = f"{self.next_index}..{event['index'] - 1}"
-                    print(
-                        f"agentkit: events {missing} are missing from the stream",
-                        file=sys.stderr,
-                    )
-                    self.gaps += 1
-                self.out.write(line.strip() + "\n")
-                self.out.flush()
-                self.next_index = event["index"] + 1
-                kind = event.get("type")
-                if kind in FINAL:
-                    return True
-                if kind in SETTLED and not self.follow and self._caught_up():
-                    return True
-        return False  # the server ended the response (its window, a restart): resume
-
-    def _caught_up(self) -> bool:
-        """Whether nothing was recorded after the last printed event."""
-        response = self.client.get(
-            f"{self.session_url}/events", params={"startIndex": self.next_index}
+        events = self.session.events(
+            self.start, follow=True, until_settled=not self.follow, on_gap=self._gap
         )
-        if response.status_code != 200:
-            raise StreamRefused(response.status_code, response.content)
-        return not response.content.strip()
+        try:
+            for event in events:
+                # `to_line` escapes what UTF-8 cannot carry (lone surrogates) losslessly.
+                self.out.write(event.to_line().decode("utf-8"))
+                self.out.flush()
+        except ApiError as exc:
+            print(f"agentkit: the server refused the stream: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
+        except ConnectionLost as exc:
+            print(f"agentkit: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
+        return 0
 
-
-def _lines(response: httpx.Response) -> Iterator[str]:
-    """The response's lines, split on "\n" only.
-
-    `iter_lines` would also split at U+2028, U+2029 and U+0085, which may sit raw inside a
-    JSON string and are no line ends in NDJSON.
-    """
-    pending = ""
-    for text in response.iter_text():
-        pending += text
-        *complete, pending = pending.split("\n")
-        yield from complete
-    if pending:
-        yield pending
-
-
-def _parse(line: str) -> dict[str, Any] | None:
-    if not line.strip():
-        return None
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(event, dict) or not isinstance(event.get("index"), int):
-        return None
-    return event
+    def _gap(self, gap: StreamGap) -> None:
+        # The CLI shows what it has and says what is missing, rather than stopping.
+        print(
+            f"agentkit: events {gap.expected}..{gap.got - 1} are missing from the stream",
+            file=sys.stderr,
+        )
+        self.gaps += 1

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agentkit.engine.busy import drain_queue, pending_queue
+from agentkit.engine.deadline import find_marker
 from agentkit.engine.fold import fold_turn, open_turns
 from agentkit.engine.turns import fail_turn
 from agentkit.errors import Conflict
@@ -136,6 +137,10 @@ async def recover_session(
             continue
         acted += 1
         if state.resumable or not state.started:
+            await rt.dispatcher.dispatch(record.id, turn_id)
+            continue
+        if await find_marker(rt.store, record.id, state) is not None:
+            # Stopped on purpose to carry on in a new invocation (whose dispatch was lost).
             await rt.dispatcher.dispatch(record.id, turn_id)
             continue
         await fail_lost(rt, record, turn_id, LOST_TURN)

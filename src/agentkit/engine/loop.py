@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,14 @@ from agentkit.engine.budget import (
     tokens,
 )
 from agentkit.engine.builtins import TASK, TaskInput
+from agentkit.engine.continuing import defer_unless_fits, resume_continued, stop_to_continue
+from agentkit.engine.deadline import (
+    DEFAULT_MAX_TURN_SECONDS,
+    Continuation,
+    ContinueTurn,
+    Deadline,
+    turn_limit_message,
+)
 from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
@@ -54,6 +63,7 @@ from agentkit.events import (
     ActionsRequested,
     ActionStarted,
     Event,
+    EventType,
     Payload,
     SessionCompleted,
     SessionFailed,
@@ -103,6 +113,10 @@ class TurnDeps:
     abs: dict[str, str] = field(default_factory=dict)  # the session's A/B arms
     stop_grace: float = 2.0
     """Seconds running tools get after an interrupt before they are cancelled."""
+    deadline: Deadline | None = None
+    """The end of this invocation (None locally: the turn never continues elsewhere)."""
+    resume: Continuation | None = None  # where an earlier invocation stopped this turn
+    clock: Callable[[], float] = time.time  # wall clock, for `max_turn_seconds`
 
 
 @dataclass(slots=True)
@@ -133,6 +147,10 @@ class TurnRunner:
         spend = session_spend(deps.events, state.turn_id)
         self.last_step = spend.last_step  # the estimate of what the next step spends
         self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
+        self.max_seconds = float(options.get("max_turn_seconds") or DEFAULT_MAX_TURN_SECONDS)
+        self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
+        self.progressed = False  # whether this invocation started a step or a call
+        self.continued: Continuation | None = None  # set when the turn stopped to continue
 
     # ---- recording -----------------------------------------------------------------
 
@@ -158,8 +176,8 @@ class TurnRunner:
         try:
             if not self.state.started:
                 self.queued.append(TurnStarted(model=self.d.model.id))
-            if self.state.resumable:
-                await self.resume_decided()
+            if not await self.resume():
+                return  # parked on an approval the continued step asked for
             while True:
                 out = await self.step()
                 if out is None:
@@ -169,6 +187,9 @@ class TurnRunner:
                     break
         except LeaseLost:
             raise  # another worker owns the turn now: write nothing more
+        except ContinueTurn as exc:
+            await stop_to_continue(self, exc.marker)
+            return
         except TurnInterrupted as exc:
             await self.fail(str(exc))
             return
@@ -180,6 +201,15 @@ class TurnRunner:
             return
         await self.complete(final.text)
 
+    async def resume(self) -> bool:
+        """Pick up a continued turn, or one whose approvals were decided; False when it
+        parked again."""
+        if self.d.resume is not None:
+            return await resume_continued(self, self.d.resume)
+        if self.state.resumable:
+            await self.resume_decided()
+        return True
+
     async def step(self) -> StepOutput | None:
         limit = self.d.max_steps or self.d.manifest.agent.max_steps
         if self.state.steps >= limit:
@@ -189,11 +219,16 @@ class TurnRunner:
             )
         if await self.d.interrupted():
             raise TurnInterrupted()
+        if self.d.clock() - self.began > self.max_seconds:
+            raise RunError(turn_limit_message(self.max_seconds))
+        if self.d.deadline is not None and not self.d.deadline.step_fits():
+            raise ContinueTurn(Continuation(self.state.steps))
         verdict = self.budget.verdict(Spend(tokens(self.usage), self.cost), self.last_step)
         if verdict.exceeded is not None:
             await self.park_on_budget(verdict.exceeded)
             return None
         self.state.steps += 1
+        self.progressed = True
         number = self.state.steps
         started = time.perf_counter()
         if all(isinstance(p, TurnStarted) for p in self.queued):
@@ -228,9 +263,16 @@ class TurnRunner:
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
-        await self.run_calls([p for p in plans if not p.needs_approval])
+        runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
-        done = _with_duration(done, started)
+        defer_unless_fits(self, runnable, parked, _with_duration(done, started))
+        await self.run_calls(runnable)
+        return await self.end_step(parked, _with_duration(done, started), out)
+
+    async def end_step(
+        self, parked: list[_Planned], done: StepCompleted, out: StepOutput
+    ) -> StepOutput | None:
+        """After a step's calls ran: park on the approvals it asked for, or go on."""
         if parked and await self.d.interrupted():
             raise TurnInterrupted()  # a stop during the step's tools wins over parking
         if parked:
@@ -301,6 +343,7 @@ class TurnRunner:
         then cancels the rest (their results: in doubt) and ends the turn interrupted."""
         if not plans:
             return
+        self.progressed = True
         if await self.d.interrupted():
             await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
@@ -518,6 +561,22 @@ class _Call:
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+def _turn_began(events: list[Event], turn_id: str) -> float | None:
+    """Where the turn's running time is counted from (epoch seconds): its `turn.started`,
+    or its latest approval decision, so time parked waiting for a person does not count."""
+    began: float | None = None
+    for ev in events:
+        if ev.turn_id == turn_id and ev.type in _RUN_CLOCK_STARTS:
+            try:
+                began = datetime.fromisoformat(ev.at).timestamp()
+            except ValueError:
+                continue
+    return began
+
+
+_RUN_CLOCK_STARTS = (EventType.TURN_STARTED, EventType.ACTION_APPROVAL_RESOLVED)
 
 
 def _with_duration(done: StepCompleted, started: float) -> StepCompleted:

@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 
 from agentkit.engine.arms import Arms
 from agentkit.engine.busy import drain_queue
+from agentkit.engine.deadline import (
+    Continuation,
+    Deadline,
+    find_marker,
+    leave_marker,
+    take_marker,
+)
 from agentkit.engine.fold import TurnState, fold_turn
 from agentkit.engine.lifecycle import LOST_TURN
 from agentkit.engine.turns import fail_turn
@@ -30,8 +37,14 @@ log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
-async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
-    """Run or resume one turn under the session's lease; nothing when another holds it."""
+async def run_turn(
+    rt: AgentRuntime, session_id: str, turn_id: str, deadline: Deadline | None = None
+) -> None:
+    """Run or resume one turn under the session's lease; nothing when another holds it.
+
+    With a `deadline` (a host whose invocations end) the turn may stop at a step boundary
+    and dispatch itself again (see `engine.deadline`); the lease is released first, so the
+    next invocation can take it."""
     record = rt.known_record(session_id) or await rt.store.get_session(session_id)
     if record is None:
         return
@@ -41,16 +54,30 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
     renewer = asyncio.create_task(_renew(rt, session_id, holder))
     rt.running.add(session_id)
     rt.running_turns[session_id] = turn_id
+    continued: Continuation | None = None
     try:
         events = await rt.store.read(session_id)
         state = fold_turn(events, turn_id)
         if state.terminal or not state.received or state.parked:
             return
+        resume = None
         if state.started and not state.resumable:
-            await fail_turn(rt.recorder(record, turn_id, holder), state, LOST_TURN)
-            return
-        await _drive(rt, record, turn_id, state, events, holder)
+            resume = await find_marker(rt.store, session_id, state)
+            if resume is None:
+                await fail_turn(rt.recorder(record, turn_id, holder), state, LOST_TURN)
+                return
+            await take_marker(rt.store, session_id, turn_id)
+            if await rt.store.interrupt_requested(session_id, turn_id):
+                # A stop asked for between invocations is seen before anything starts.
+                rt.local_stop.add(session_id)
+        continued = await _drive(rt, record, turn_id, state, events, holder, deadline, resume)
+        if continued is not None:
+            # The marker is left only while the lease is still this worker's.
+            if not await rt.store.renew_lease(session_id, holder, rt.lease_ttl):
+                raise LeaseLost(f"lease of {session_id} lost before continuing")
+            await leave_marker(rt.store, session_id, turn_id, continued)
     except LeaseLost:
+        continued = None
         log.warning("turn %s lost its lease to another worker; it stops here", turn_id)
     finally:
         renewer.cancel()
@@ -62,6 +89,10 @@ async def run_turn(rt: AgentRuntime, session_id: str, turn_id: str) -> None:
         rt.local_stop.discard(session_id)
         rt.local_stop.discard(f"{session_id}#{turn_id}")
         await rt.store.release_lease(session_id, holder)
+    if continued is not None:
+        # A failure here propagates: the host retries this invocation, which continues.
+        await rt.dispatcher.dispatch(session_id, turn_id)
+        return
     # Messages queued behind this turn (`on_busy="queue"`) start now, oldest first.
     try:
         await drain_queue(rt, session_id)
@@ -76,14 +107,17 @@ async def _drive(
     state: TurnState,
     events: list[Event],
     holder: str,
-) -> None:
+    deadline: Deadline | None = None,
+    resume: Continuation | None = None,
+) -> Continuation | None:
+    """Run the model loop; returns where the turn stopped when it is to continue."""
     recorder = rt.recorder(record, turn_id, holder)
     arms = Arms.of(events, rt.experiments)
     try:
         model = rt.model_resolver(arms.model) if arms.model else rt.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
-        return
+        return None
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
@@ -109,8 +143,13 @@ async def _drive(
         streams=rt.streams,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
         stop_grace=rt.manifest.agent.stop_grace,
+        deadline=deadline,
+        resume=resume,
+        clock=rt.clock,
     )
-    await TurnRunner(deps, state).run()
+    runner = TurnRunner(deps, state)
+    await runner.run()
+    return runner.continued
 
 
 def _interrupt_check(

@@ -15,6 +15,7 @@ import hmac
 import secrets
 import shutil
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
     # turn or tool call first needs it: a process that only accepts requests and hands
     # turns to another function (the API function on Lambda) never loads it.
+    from agentkit.engine.deadline import Deadline
     from agentkit.engine.direct import DirectCalls
     from agentkit.engine.tools import ToolEntry, ToolProvider
 
@@ -168,6 +170,8 @@ class AgentRuntime:
         self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
         # Tools from outside the project (MCP connections), composed in by the host.
         self.tool_providers: list[ToolProvider] = []
+        # Wall clock for a turn's overall limit (`max_turn_seconds`); tests inject one.
+        self.clock: Callable[[], float] = time.time
 
     # ---- facts ---------------------------------------------------------------------
 
@@ -610,9 +614,13 @@ class AgentRuntime:
             self._records.pop(next(iter(self._records)))
         self._records[record.id] = record
 
-    async def run_turn(self, session_id: str, turn_id: str) -> None:
-        """Run or resume one turn. A second dispatch of the same turn does nothing."""
-        await run_turn(self, session_id, turn_id)
+    async def run_turn(
+        self, session_id: str, turn_id: str, deadline: Deadline | None = None
+    ) -> None:
+        """Run or resume one turn. A second dispatch of the same turn does nothing.
+
+        `deadline` is the end of the host's invocation (None locally: never continued)."""
+        await run_turn(self, session_id, turn_id, deadline)
 
     def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
         workspace = self.workspace(session_id)

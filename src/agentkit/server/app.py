@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse
 
 from agentkit import __version__
 from agentkit.server.ab_routes import ab_router
+from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.docs_site import docs_router
 from agentkit.server.host_routes import host_router
@@ -113,6 +114,7 @@ def create_app(
             tool_router(mount, options),
             meta_router(mount, options, buffer),
             ab_router(mount, options),
+            home_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)
         if mount.channels is not None:
@@ -126,8 +128,7 @@ def create_app(
         # The eval routes are always there (the playground's Evals tab), like the spec says.
         _include_optional(app, "agentkit.server.eval_routes", "eval_router", mount, options)
         if options.playground:
-            # The playground SPA arrives in its own module; until then its URLs are
-            # announced (`playgroundUrl`) but not served.
+            # The playground SPA (`server.playground`): its page and assets.
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )

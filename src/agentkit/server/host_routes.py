@@ -34,7 +34,6 @@ def host_router(mounts: list[AgentMount], options: ServerOptions, *, health: boo
 
     if options.playground:
 
-        @router.get("/", response_class=HTMLResponse)
         async def home(request: Request) -> HTMLResponse:
             """A web index of the mounted agents, linking to their playgrounds."""
             items = "".join(
@@ -47,6 +46,9 @@ def host_router(mounts: list[AgentMount], options: ServerOptions, *, health: boo
                 "<!doctype html><html><head><meta charset=utf-8><title>agentkit</title></head>"
                 f"<body><h1>agentkit</h1><ul>{items}</ul>{docs}</body></html>"
             )
+
+        if options.mode == "multi":  # in single mode `/` is the agent's own root
+            router.add_api_route("/", home, methods=["GET"], response_class=HTMLResponse)
 
         @router.get("/v1/agents", response_model=AgentIndex, response_model_by_alias=True)
         async def agents(request: Request) -> AgentIndex:

@@ -5,6 +5,7 @@ See the design notes at the top of `agentkit.store.dynamodb`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 from collections.abc import Callable
@@ -33,6 +34,9 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+
+# How often a transaction cancelled only by a conflict with another one is tried.
+CONFLICT_ATTEMPTS = 5
 
 _EXISTS = "attribute_exists(#pk)"
 _NOT_EXISTS = "attribute_not_exists(#pk)"
@@ -120,16 +124,25 @@ class SessionOps:
             **codec.ckey_key(record.channel_id, record.continuation_key),
             "sessionId": codec.s(record.id),
         }
-        try:
-            await self._caller.call(
-                "transact_write_items",
-                TransactItems=[{"Put": put}, {"Put": {"TableName": self._state, "Item": pointer}}],
-                estimated_wcu=2.0 * (codec.write_units(item) + 1),
-            )
-        except TransactionCancelled as cancelled:
-            if cancelled.failed_items():
-                raise SessionExists(record.id) from None
-            raise
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                await self._caller.call(
+                    "transact_write_items",
+                    TransactItems=[
+                        {"Put": put},
+                        {"Put": {"TableName": self._state, "Item": pointer}},
+                    ],
+                    estimated_wcu=2.0 * (codec.write_units(item) + 1),
+                )
+                return
+            except TransactionCancelled as cancelled:
+                if cancelled.failed_items():
+                    raise SessionExists(record.id) from None
+                # Another transaction held one of the items; nothing was written, so the
+                # same request may go again (botocore does not retry this one itself).
+                if not cancelled.conflicted or attempt == CONFLICT_ATTEMPTS:
+                    raise
+                await asyncio.sleep(0.02 * 2**attempt)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         validate_session_id(session_id)

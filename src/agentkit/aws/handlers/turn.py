@@ -1,7 +1,11 @@
 """TurnFunction: runs or resumes one turn, invoked asynchronously with
 `{"sessionId", "turnId"}`. Delivery is at-least-once; the runtime's turn lease makes a
 duplicate do nothing. Errors propagate so Lambda retries and, when retries run out, sends
-the request to the on-failure destination (SchedulerFunction records the lost turn)."""
+the request to the on-failure destination (SchedulerFunction records the lost turn).
+
+The invocation's remaining time is the turn's deadline: with less than
+`AGENTKIT_TURN_MARGIN` seconds left (120 by default) the turn stops at its next step
+boundary and invokes this function again with the same payload, to carry on there."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
+from agentkit.engine.deadline import Deadline
 
 
 @instrumented
@@ -19,5 +24,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # Retrying cannot fix a malformed payload: log it and return.
         return {"ok": False, "error": "bad_request", "message": "sessionId and turnId required"}
     bind_turn(session_id, turn_id)
-    run(host().run_turn(session_id, turn_id))
+    current = host()
+    deadline = Deadline.of_lambda(context, current.settings.turn_margin)
+    run(current.run_turn(session_id, turn_id, deadline))
     return {"ok": True, "sessionId": session_id, "turnId": turn_id}

@@ -1,0 +1,410 @@
+"""`AsyncClient` and `AsyncSession`: the asyncio client of one agent's HTTP API (the same
+calls as `Client`, awaited)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import httpx
+
+from agentkit.client._config import (
+    RETRYABLE_STATUS,
+    Settings,
+    auth_headers,
+    session_path,
+    stream_params,
+)
+from agentkit.client._errors import ConnectionLost, check, refuse
+from agentkit.client._models import Accepted, Approval, SessionSummary, ToolCall
+from agentkit.client._stream import (
+    FINAL,
+    SETTLED,
+    Cursor,
+    GapHandler,
+    LineSplitter,
+    TurnWatch,
+    fresh,
+    parse_line,
+)
+from agentkit.events import Event
+
+
+class AsyncClient:
+    """A client of one agent: `base_url` is the agent's root (`http://host:3000/<slug>`, no
+    slug under `serve --mode single`); `token` is sent as a bearer token.
+
+    Bring your own `httpx.AsyncClient` as `http` (it is not closed here) or a `transport` (an
+    ASGI app, a test transport). See `Settings` for `timeout`, `retries`, `stream_retries`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 2,
+        stream_retries: int = 5,
+        backoff: float = 0.25,
+        backoff_max: float = 5.0,
+        stream_window: float | None = None,
+        http: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.settings = Settings(
+            timeout, retries, stream_retries, backoff, backoff_max, stream_window
+        )
+        self._own = http is None
+        self._http = http or httpx.AsyncClient(timeout=timeout, transport=transport)
+        self._headers = auth_headers(token)
+        self.stream_responses = 0  # stream responses read so far (each window is one)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self._http.aclose()
+
+    # ---- requests ------------------------------------------------------------------
+
+    def _url(self, path: str) -> str:
+        return self.base_url + path
+
+    async def _get(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        """An idempotent call: retried on connection errors and 502/503/504."""
+        failures = 0
+        while True:
+            try:
+                response = await self._http.get(
+                    self._url(path), params=params, headers=self._headers
+                )
+            except httpx.TransportError as exc:
+                failures += 1
+                if failures > self.settings.retries:
+                    raise ConnectionLost(f"GET {path}: {exc}") from exc
+            else:
+                if response.status_code not in RETRYABLE_STATUS:
+                    return check(response)
+                failures += 1
+                if failures > self.settings.retries:
+                    return check(response)
+            await asyncio.sleep(self.settings.delay(failures))
+
+    async def _post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        """A call that changes something: sent once, never retried (a retry could act twice)."""
+        try:
+            response = await self._http.post(
+                self._url(path), json=body or {}, headers=self._headers
+            )
+        except httpx.TransportError as exc:
+            raise ConnectionLost(
+                f"POST {path}: {exc} (not retried: the server may or may not have acted)"
+            ) from exc
+        return check(response)
+
+    # ---- sessions ------------------------------------------------------------------
+
+    async def start(
+        self, message: str, workspace_files: dict[str, str] | None = None
+    ) -> AsyncSession:
+        """Open a chat session with its first message; the turn runs in the background."""
+        body: dict[str, Any] = {"message": message}
+        if workspace_files is not None:
+            body["workspaceFiles"] = workspace_files
+        accepted = Accepted.from_json((await self._post("/v1/session", body)).json())
+        return AsyncSession(self, accepted.session_id, accepted.continuation_token, accepted)
+
+    def session(self, session_id: str, continuation_token: str | None = None) -> AsyncSession:
+        """A handle on an existing session (give the token to send follow-ups)."""
+        return AsyncSession(self, session_id, continuation_token)
+
+    async def sessions(self, *, page_size: int = 50) -> AsyncIterator[SessionSummary]:
+        """The caller's sessions, newest first, page after page."""
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"limit": page_size}
+            if cursor:
+                params["cursor"] = cursor
+            page = (await self._get("/v1/sessions", params)).json()
+            for raw in page.get("sessions", []):
+                yield SessionSummary.from_json(raw)
+            cursor = page.get("cursor")
+            if not cursor:
+                return
+
+    async def call_tool(
+        self, name: str, input: dict[str, Any] | None = None, session_id: str | None = None
+    ) -> ToolCall:
+        """Run a server tool with no model turn (recorded on `session_id`'s stream if given)."""
+        body: dict[str, Any] = {"input": input or {}}
+        if session_id is not None:
+            body["sessionId"] = session_id
+        return ToolCall.from_json((await self._post(f"/v1/tools/{name}", body)).json())
+
+    async def info(self) -> dict[str, Any]:
+        """The manifest snapshot (`GET /v1/info`)."""
+        result: dict[str, Any] = (await self._get("/v1/info")).json()
+        return result
+
+    async def abs(self) -> dict[str, Any]:
+        """Live A/B metrics (`GET /v1/abs`)."""
+        result: dict[str, Any] = (await self._get("/v1/abs")).json()
+        return result
+
+    # ---- eval runs -----------------------------------------------------------------
+
+    async def evals(self) -> dict[str, Any]:
+        """The discovered eval cases and config (`GET /v1/dev/evals`)."""
+        result: dict[str, Any] = (await self._get("/v1/dev/evals")).json()
+        return result
+
+    async def start_eval_run(
+        self, filter_ids: list[str] | None = None, tags: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Start an eval run; the snapshot it answers with (`id`, `status`, ...)."""
+        body: dict[str, Any] = {}
+        if filter_ids is not None:
+            body["filterIds"] = filter_ids
+        if tags is not None:
+            body["tags"] = tags
+        result: dict[str, Any] = (await self._post("/v1/dev/evals/runs", body)).json()
+        return result
+
+    async def eval_run(self, run_id: str) -> dict[str, Any]:
+        """One eval run's snapshot."""
+        result: dict[str, Any] = (await self._get(f"/v1/dev/evals/runs/{run_id}")).json()
+        return result
+
+    async def eval_runs(self) -> dict[str, Any]:
+        """Recent eval runs, newest first (`{runs, activeRunId?}`)."""
+        result: dict[str, Any] = (await self._get("/v1/dev/evals/runs")).json()
+        return result
+
+    async def wait_eval_run(
+        self, run_id: str, *, poll: float = 0.5, timeout: float = 600.0
+    ) -> dict[str, Any]:
+        """Poll an eval run until it is `completed` or `failed`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            run = await self.eval_run(run_id)
+            if run.get("status") in ("completed", "failed"):
+                return run
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"eval run {run_id} still {run.get('status')!r}")
+            await asyncio.sleep(poll)
+
+    # ---- the stream ----------------------------------------------------------------
+
+    async def follow(
+        self,
+        cursor: Cursor,
+        *,
+        until_settled: bool = False,
+        deadline: float | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Events from `cursor.next_index`, across as many responses as it takes."""
+        path = session_path(cursor.session_id)
+        failures = 0
+        while True:
+            window = self._window(cursor, deadline)
+            before = cursor.next_index
+            try:
+                async with self._http.stream(
+                    "GET",
+                    self._url(path + "/stream"),
+                    params=stream_params(cursor.next_index, window),
+                    headers=self._headers,
+                    timeout=self.settings.stream_timeout(window),
+                ) as response:
+                    self.stream_responses += 1
+                    if response.status_code != 200:
+                        await response.aread()
+                        refuse(response)
+                    splitter = LineSplitter()
+                    async for text in response.aiter_text():
+                        for event in fresh(splitter.feed(text), cursor):
+                            yield event
+                            if await self._stop(event, cursor, until_settled):
+                                return
+                    for event in fresh(splitter.end(), cursor):
+                        yield event
+                        if await self._stop(event, cursor, until_settled):
+                            return
+            except httpx.TransportError as exc:
+                failures = 0 if cursor.next_index > before else failures + 1
+                if failures > self.settings.stream_retries:
+                    raise ConnectionLost(f"lost the stream of {cursor.session_id}: {exc}") from exc
+                await asyncio.sleep(self.settings.delay(failures))
+                continue
+            # The server ended the response (its window, a shutdown): resume. One that ended
+            # with nothing new waits a moment first, so a server that answers at once (while
+            # shutting down, say) is not asked again in a tight loop.
+            failures = 0
+            if cursor.next_index == before:
+                await asyncio.sleep(self.settings.backoff)
+
+    def _window(self, cursor: Cursor, deadline: float | None) -> float | None:
+        """The window to ask for: the configured one, cut to what is left of a deadline."""
+        window = self.settings.stream_window
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"session {cursor.session_id}: wait timed out")
+            window = left if window is None else min(window, left)
+        return window
+
+    async def _stop(self, event: Event, cursor: Cursor, until_settled: bool) -> bool:
+        if event.type in FINAL:
+            return True
+        return until_settled and event.type in SETTLED and await self._caught_up(cursor)
+
+    async def _caught_up(self, cursor: Cursor) -> bool:
+        """Whether nothing was recorded after the last event yielded."""
+        path = session_path(cursor.session_id) + "/events"
+        return not (await self._get(path, {"startIndex": cursor.next_index})).content.strip()
+
+    async def dump(self, session_id: str, start_index: int = 0) -> list[Event]:
+        """The recorded events from `start_index`, one-shot (no live follow)."""
+        path = session_path(session_id) + "/events"
+        response = await self._get(path, {"startIndex": start_index})
+        splitter = LineSplitter()
+        lines = splitter.feed(response.text) + splitter.end()
+        return [e for e in map(parse_line, lines) if e is not None]
+
+
+class AsyncSession:
+    """One conversation. Keeps the rotating continuation token and the turn last started.
+
+    `send` is serialized per object, so two threads sharing a `Session` never race each
+    other into a stale token.
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        session_id: str,
+        continuation_token: str | None = None,
+        accepted: Accepted | None = None,
+    ) -> None:
+        self.client = client
+        self.id = session_id
+        self.continuation_token = continuation_token
+        self.turn_id = accepted.turn_id if accepted else None
+        self.accepted = accepted
+        self.next_index = 0  # where `wait()` reads from next
+        self._send_lock = asyncio.Lock()
+        self._last_watch = TurnWatch(None)
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, turn_id={self.turn_id!r})"
+
+    async def send(self, message: str, workspace_files: dict[str, str] | None = None) -> Accepted:
+        """Send a follow-up (a running turn is interrupted first); rotates the token.
+
+        `StaleToken` when another sender rotated the token first: the message was not
+        accepted and is not resent. `SessionBusy` when the running turn did not stop.
+        """
+        async with self._send_lock:
+            if self.continuation_token is None:
+                raise ValueError(f"session {self.id}: no continuation token to send with")
+            body: dict[str, Any] = {
+                "continuationToken": self.continuation_token,
+                "message": message,
+            }
+            if workspace_files is not None:
+                body["workspaceFiles"] = workspace_files
+            raw = (await self.client._post(session_path(self.id), body)).json()
+            accepted = Accepted.from_json(raw)
+            self.continuation_token = accepted.continuation_token
+            self.turn_id = accepted.turn_id
+            self.accepted = accepted
+            return accepted
+
+    def adopt_token(self, continuation_token: str) -> None:
+        """Use a token learned elsewhere (after a `StaleToken`, say)."""
+        self.continuation_token = continuation_token
+
+    async def stop(self) -> bool:
+        """Interrupt the running turn; False when none was running."""
+        return bool(
+            (await self.client._post(session_path(self.id) + "/stop")).json().get("stopped")
+        )
+
+    async def events(
+        self,
+        start_index: int = 0,
+        follow: bool = True,
+        *,
+        until_settled: bool = False,
+        on_gap: GapHandler | None = None,
+    ) -> AsyncIterator[Event]:
+        """The session's events from `start_index`, typed, each index once and in order.
+
+        `follow=True` follows live across dropped connections, server restarts and stream
+        windows (resuming at the last index yielded plus one) until the session ends, or,
+        with `until_settled`, until it waits for a message with nothing recorded after.
+        `follow=False` reads what is recorded now. A skipped index raises `StreamGap`
+        unless `on_gap` takes it.
+        """
+        cursor = Cursor(self.id, start_index, on_gap)
+        if not follow:
+            for event in await self.client.dump(self.id, start_index):
+                if cursor.accept(event):
+                    yield event
+            return
+        async with contextlib.aclosing(
+            self.client.follow(cursor, until_settled=until_settled)
+        ) as stream:
+            async for event in stream:
+                yield event
+
+    async def wait(self, timeout: float | None = None) -> list[Event]:
+        """Read on until the last accepted turn ends or parks on an approval; the events
+        read (from where the previous `wait` stopped). `TimeoutError` after `timeout`."""
+        watch = TurnWatch(self.turn_id)
+        cursor = Cursor(self.id, self.next_index)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # Closed on the way out, so the stream's connection is let go at once.
+        async with contextlib.aclosing(self.client.follow(cursor, deadline=deadline)) as stream:
+            async for event in stream:
+                self.next_index = event.index + 1
+                if watch.done(event):
+                    break
+        self._last_watch = watch
+        return watch.events
+
+    async def reply_text(self, timeout: float | None = None) -> str:
+        """Wait for the turn and return its reply; `TurnError` if it failed or parked."""
+        await self.wait(timeout)
+        return self._last_watch.reply()
+
+    async def pending_approvals(self) -> list[Approval]:
+        """Tool calls parked on a human decision."""
+        raw = (await self.client._get(session_path(self.id) + "/approvals")).json()
+        return [Approval.from_json(a) for a in raw.get("approvals", [])]
+
+    async def approve(self, call_id: str) -> None:
+        """Approve one parked call; the parked turn resumes (`wait()` follows it)."""
+        await self._decide(call_id, "approve")
+
+    async def deny(self, call_id: str) -> None:
+        """Deny one parked call; the turn resumes and the model sees the refusal."""
+        await self._decide(call_id, "deny")
+
+    async def _decide(self, call_id: str, decision: str) -> None:
+        await self.client._post(
+            f"{session_path(self.id)}/approvals/{call_id}", {"decision": decision}
+        )
+
+    async def call_tool(self, name: str, input: dict[str, Any] | None = None) -> ToolCall:
+        """Run a server tool inside this session (recorded on its stream)."""
+        return await self.client.call_tool(name, input, session_id=self.id)

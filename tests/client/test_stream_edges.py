@@ -1,0 +1,85 @@
+"""Stream edges against a real HTTP server that answers canned NDJSON: a skipped index
+raises `StreamGap` (or goes to `on_gap`), and U+2028/U+2029/U+0085 inside a JSON string
+never split a line."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agentkit.client import ApiError, Client, StreamGap
+from agentkit.events import EventType
+
+SEPARATORS = "a\u2028b\u2029c\u0085d"
+
+
+@contextmanager
+def canned(text: str, status: int = 200) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = text.encode("utf-8") if "/stream" in self.path else b""
+            self.send_response(status)
+            self.send_header("content-type", "application/x-ndjson")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/a"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def wire(index: int, kind: str, data: dict[str, Any]) -> str:
+    raw = {"type": kind, "index": index, "sessionId": "ses_x", "at": "t", "data": data}
+    return json.dumps(raw, ensure_ascii=False) + "\n"
+
+
+GAPPED = (
+    wire(0, "message.received", {"message": SEPARATORS})
+    + wire(1, "turn.started", {})
+    + wire(3, "session.completed", {})
+)
+
+
+def test_a_gap_raises_after_the_events_before_it() -> None:
+    seen = []
+    with canned(GAPPED) as url, Client(url) as client, pytest.raises(StreamGap) as gap:
+        for event in client.session("ses_x").events():
+            seen.append(event)
+    assert [e.index for e in seen] == [0, 1]
+    assert (gap.value.expected, gap.value.got) == (2, 3)
+    assert seen[0].data["message"] == SEPARATORS  # one line, not four
+
+
+def test_on_gap_reports_and_goes_on() -> None:
+    gaps: list[StreamGap] = []
+    with canned(GAPPED) as url, Client(url) as client:
+        seen = list(client.session("ses_x").events(on_gap=gaps.append))
+    assert [e.index for e in seen] == [0, 1, 3]
+    assert seen[-1].type == EventType.SESSION_COMPLETED
+    assert [(g.expected, g.got) for g in gaps] == [(2, 3)]
+
+
+def test_a_non_json_error_answer_is_still_an_api_error() -> None:
+    with (
+        canned("upstream exploded", status=500) as url,
+        Client(url) as client,
+        pytest.raises(ApiError) as refused,
+    ):
+        list(client.session("ses_x").events())
+    assert refused.value.status == 500 and refused.value.code == "http_500"
+    assert "upstream exploded" in str(refused.value)
