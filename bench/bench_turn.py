@@ -4,17 +4,24 @@ Ours runs with the file store (every event appended to `events.ndjson` before th
 on) against pydantic-ai (`Agent` + `FunctionModel`), the OpenAI Agents SDK (a fake `Model`)
 and Strands (a fake model provider), all in one event loop, interleaved in rounds so a slow
 moment of the machine hits every framework alike. A framework that is not installed prints
-a skip line. Nothing is asserted: read the ratios.
+a skip line, except Strands, the reference of the goals: when it is missing the bench
+installs it (`pip install --target bench/.venv-bench strands-agents`, put at the end of
+`sys.path` so the project's own packages win) or says plainly why it could not. Nothing is
+asserted: read the ratios, printed beside the goals (issue 19): a follow-up turn on the
+file store at most 0.5x Strands' in-memory turn, a new session with its first turn at most
+0.8x.
 
-    python bench/bench_turn.py [--rounds 7] [--turns 50] [--only "agentkit"]
+    python bench/bench_turn.py [--rounds 7] [--turns 50] [--only "agentkit"] [--no-install]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -36,6 +43,37 @@ from agentkit.models.base import (
 
 Runner = Callable[[], Awaitable[None]]
 PRECREATED = 0  # set from the command line: rounds * turns + 1
+BENCH_SITE = Path(__file__).resolve().parent / ".venv-bench"
+GOALS = {"agentkit follow-up (file)": 0.5, "agentkit (file store)": 0.8}
+
+
+def ensure_strands(install: bool) -> None:
+    """Make `strands` importable: installed already, in the bench's own folder, or
+    installed there now (its dependencies that the project has already are not used)."""
+    if BENCH_SITE.is_dir() and str(BENCH_SITE) not in sys.path:
+        sys.path.append(str(BENCH_SITE))
+    try:
+        importlib.import_module("strands")
+        return
+    except ImportError:
+        pass
+    if not install:
+        print("strands is not installed (and --no-install): its comparison is skipped")
+        return
+    print(f"installing strands-agents into {BENCH_SITE.name}/ for the comparison ...")
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(BENCH_SITE)]
+    done = subprocess.run(
+        [*pip, "strands-agents"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        print("could not install strands-agents; its comparison is skipped:", *tail, sep="\n  ")
+        return
+    if str(BENCH_SITE) not in sys.path:
+        sys.path.append(str(BENCH_SITE))
+    importlib.invalidate_caches()
 
 
 def weather(city: str) -> dict[str, Any]:
@@ -372,6 +410,16 @@ async def main(rounds: int, turns: int, only: str | None = None) -> None:
             for name, med in medians.items():
                 if name.startswith("agentkit"):
                     print(f"{name} / fastest other framework: {med / fastest:.2f}")
+        print_goals(medians)
+
+
+def print_goals(medians: dict[str, float]) -> None:
+    strands = medians.get("strands")
+    for name, goal in GOALS.items():
+        if strands and name in medians:
+            ratio = medians[name] / strands
+            verdict = "met" if ratio <= goal else "not met"
+            print(f"{name} / strands: {ratio:.2f}x   goal <= {goal}x ({verdict})")
 
 
 if __name__ == "__main__":
@@ -379,7 +427,9 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--only", help="run only the contenders whose name contains this")
+    parser.add_argument("--no-install", action="store_true", help="never install strands")
     ns = parser.parse_args()
+    ensure_strands(not ns.no_install)
     PRECREATED = ns.rounds * ns.turns + 1
     asyncio.run(main(ns.rounds, ns.turns, ns.only))
     sys.exit(0)

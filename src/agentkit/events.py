@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
@@ -317,6 +318,13 @@ def now_iso() -> str:
     return iso_utc(datetime.now(UTC))
 
 
+_ENCODER = msgspec.json.Encoder()
+_RAW_BREAKS = (
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+    ("\u0085".encode(), b"\\u0085"),
+)
+
 # Characters JSON leaves raw inside strings but line splitters treat as line ends.
 _LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
 
@@ -343,9 +351,21 @@ def draft(payload: Payload, *, turn_id: str | None = None, at: str | None = None
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A recorded event. `data` is the wire payload; `payload()` parses it."""
+class Event(
+    msgspec.Struct,
+    frozen=True,
+    gc=False,
+    rename={"session_id": "sessionId", "turn_id": "turnId"},
+):
+    """A recorded event. `data` is the wire payload; `payload()` parses it.
+
+    A frozen msgspec struct rather than a dataclass: a store's replay decodes the JSON
+    lines straight into these in C, several times faster than building them in Python
+    (see `decode_events`). The envelope's types are checked as it decodes; the payload is
+    parsed by pydantic only when someone asks (`payload()`, `as_()`): events the store
+    reads back were validated when they were written. (`gc=False`: an event never refers
+    back to itself, so the garbage collector need not track the thousands a replay makes.)
+    """
 
     type: str
     index: int
@@ -388,8 +408,7 @@ class Event:
         U+2028, U+2029 and U+0085 are written as JSON escapes: they are line breaks to
         `str.splitlines` (and to readers built on it), so raw they could split the line.
         """
-        text = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=False)
-        return escape_line_breaks(text)
+        return self.to_line()[:-1].decode("utf-8")
 
     def to_line(self) -> bytes:
         """One NDJSON line as UTF-8 bytes, newline included.
@@ -397,11 +416,18 @@ class Event:
         Text may carry lone surrogates (a tool's undecodable file name, say), which UTF-8
         cannot encode; such an event is written with JSON escapes instead, losslessly.
         """
+        wire = self.to_wire()
         try:
-            return self.to_json().encode("utf-8") + b"\n"
-        except UnicodeEncodeError:
-            wire = json.dumps(self.to_wire(), separators=(",", ":"), ensure_ascii=True)
-            return wire.encode("ascii") + b"\n"
+            line = _ENCODER.encode(wire)
+        except (UnicodeEncodeError, TypeError, OverflowError, msgspec.EncodeError):
+            # Lone surrogates, huge integers, NaN and such: the standard library's rules.
+            text = json.dumps(wire, separators=(",", ":"), ensure_ascii=True)
+            return text.encode("ascii") + b"\n"
+        if b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line or b"\xc2\x85" in line:
+            # Only these code points encode to these bytes in UTF-8, so this is exact.
+            for raw, escaped in _RAW_BREAKS:
+                line = line.replace(raw, escaped)
+        return line + b"\n"
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> Event:

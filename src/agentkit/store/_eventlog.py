@@ -23,10 +23,14 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import operator
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from agentkit.errors import StoreError
 from agentkit.events import Event, EventDraft
@@ -37,6 +41,9 @@ log = logging.getLogger(__name__)
 # An append that first has to parse more than this many new bytes runs in a worker thread.
 _CHEAP_CATCH_UP = 64 << 10
 BATCH_OPEN = b"#"  # the first byte of a batch until all of it is written
+# Decodes a run of lines straight into `Event`s, checking the envelope's types as it goes.
+_DECODER = msgspec.json.Decoder(Event)
+_INDEX = operator.attrgetter("index")
 
 
 class EventLog:
@@ -52,6 +59,36 @@ class EventLog:
         self._offset = 0
         self._inode: int | None = None
         self._no_marker = False  # the legacy batch marker is known to be gone
+        # The file kept open for writing between appends (an `open` per append was a good
+        # part of a turn's cost), with the inode it was opened on. Used and closed only
+        # under `_mutex`, so a close never races a write through a reused descriptor.
+        self._wfd: int | None = None
+        self._wfd_inode: int | None = None
+
+    def close(self) -> None:
+        """Close the kept write descriptor (the view stays usable: it reopens on need)."""
+        with self._mutex:
+            self._close_writer()
+
+    def _close_writer(self) -> None:
+        if self._wfd is not None:
+            fd, self._wfd, self._wfd_inode = self._wfd, None, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __del__(self) -> None:
+        if self._wfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._wfd)
+
+    def _writer(self) -> int:
+        # `_catch_up` just `stat`ed the path under the session lock: `_inode` is the file
+        # there now, so a descriptor opened on an older (deleted, replaced) file is renewed.
+        if self._wfd is None or self._wfd_inode != self._inode:
+            self._close_writer()
+            self._wfd = os.open(self.path, os.O_WRONLY)
+            self._wfd_inode = self._inode
+        return self._wfd
 
     @property
     def cached_bytes(self) -> int:
@@ -145,24 +182,22 @@ class EventLog:
     def _write(self, data: bytes, *, batch: bool, fsync: bool) -> None:
         # Positioned writes at the end we know (the lock is held and `_repair` ran), not
         # O_APPEND: Linux ignores pwrite's offset on a file opened for appending.
-        fd = os.open(self.path, os.O_WRONLY)
+        fd = self._writer()
         try:
-            try:
-                pwrite_all(fd, BATCH_OPEN + data[1:] if batch else data, self._offset)
+            pwrite_all(fd, BATCH_OPEN + data[1:] if batch else data, self._offset)
+            if fsync:
+                os.fsync(fd)
+            if batch:
+                pwrite_all(fd, data[:1], self._offset)  # the batch is whole: show it
                 if fsync:
                     os.fsync(fd)
-                if batch:
-                    pwrite_all(fd, data[:1], self._offset)  # the batch is whole: show it
-                    if fsync:
-                        os.fsync(fd)
-            except OSError as exc:
-                # Leave no partial line behind (a full disk, say) for the next append.
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, self._offset)
-                unlink(self.pending)
-                raise StoreError(f"could not append to session {self.session_id}: {exc}") from exc
-        finally:
-            os.close(fd)
+        except OSError as exc:
+            # Leave no partial line behind (a full disk, say) for the next append.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._offset)
+            self._close_writer()
+            unlink(self.pending)
+            raise StoreError(f"could not append to session {self.session_id}: {exc}") from exc
 
     def _interrupted(self) -> bool:
         """Whether bytes past the view are left from an interrupted write (lock held)."""
@@ -213,28 +248,45 @@ class EventLog:
             chunk = f.read(limit - self._offset)
         if chunk.startswith(BATCH_OPEN):
             return True  # an unfinished batch: nothing past it counts
-        cut = chunk.find(b"\n" + BATCH_OPEN)
-        end = cut if cut >= 0 else chunk.rfind(b"\n")
+        end = chunk.rfind(b"\n")
         if end < 0:
             return True
-        self._parse(chunk, end)
+        decoded = self._decode(chunk, end)
+        if decoded is None:
+            # Refused: maybe an unfinished batch (a line starting with `#`, left by a
+            # crash), before which the lines count; looked for only now, as it is rare.
+            cut = chunk.find(b"\n" + BATCH_OPEN, 0, end + 1)
+            if cut >= 0:
+                end = cut
+                decoded = self._decode(chunk, end)
+        if decoded is None:
+            self._parse_slow(chunk, end)
+        else:
+            self._events.extend(decoded)
         self._offset += end + 1
         return True
 
-    def _parse(self, chunk: bytes, end: int) -> None:
-        # One `json.loads` over the whole run of lines is several times faster than one per
-        # line (raw newlines only ever separate lines: JSON escapes them inside strings).
+    def _decode(self, chunk: bytes, end: int) -> list[Event] | None:
+        """The events of `chunk[:end]` decoded in one call, or None if msgspec refuses
+        them (a damaged line, a `null` payload, `NaN` from an older writer: the lenient
+        `_parse_slow` then decides, and names a damaged line)."""
         try:
-            raws = json.loads(b"[" + chunk[:end].replace(b"\n", b",") + b"]")
-        except ValueError:
-            raws = None
-        if not isinstance(raws, list):
-            start = len(self._events)
-            lines = chunk[:end].split(b"\n")
-            raws = [self._parse_line(start + n, line) for n, line in enumerate(lines)]
+            decoded = _DECODER.decode_lines(memoryview(chunk)[:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        first = len(self._events)
+        if list(map(_INDEX, decoded)) != list(range(first, first + len(decoded))):
+            for n, event in enumerate(decoded, start=first):
+                if event.index != n:
+                    raise self._corrupt(n, f"it has index {event.index}")
+        return decoded
+
+    def _parse_slow(self, chunk: bytes, end: int) -> None:
+        expected = len(self._events)
+        lines = chunk[:end].split(b"\n")
+        raws = [self._parse_line(expected + n, line) for n, line in enumerate(lines)]
         # Parsed aside first, so a damaged line leaves the view as it was.
         parsed: list[Event] = []
-        expected = len(self._events)
         for raw in raws:
             try:
                 event = Event(
@@ -249,7 +301,7 @@ class EventLog:
             expected += 1
         self._events.extend(parsed)
 
-    def _parse_line(self, position: int, line: bytes) -> object:
+    def _parse_line(self, position: int, line: bytes) -> Any:
         try:
             return json.loads(line)
         except ValueError as exc:

@@ -8,6 +8,7 @@ import os
 import secrets
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,44 @@ from agentkit.errors import StoreError
 
 _THREAD_LOCKS: dict[str, list[Any]] = {}  # path -> [lock, users]
 _THREAD_LOCKS_GUARD = threading.Lock()
+
+# Lock files' descriptors are kept open between uses (an `open` per lock taken was a good
+# part of a turn's cost). A descriptor is taken out of `_IDLE_FDS` while its lock is held
+# exclusively (under the path's thread lock, so at most one per path is ever out) and put
+# back after; `_HELD` names it meanwhile, so the lease kept in the lock file is read and
+# written through it. Shared holders open their own: threads of one process sharing a
+# descriptor would share its `flock` too.
+_IDLE_FDS: OrderedDict[str, int] = OrderedDict()
+_IDLE_MAX = 256
+_HELD: dict[str, int] = {}
+_FDS_GUARD = threading.Lock()
+
+
+def _take_fd(path: Path) -> int:
+    with _FDS_GUARD:
+        fd = _IDLE_FDS.pop(str(path), None)
+    return fd if fd is not None else os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+def _put_back_fd(path: Path, fd: int) -> None:
+    with _FDS_GUARD:
+        _IDLE_FDS[str(path)] = fd
+        while len(_IDLE_FDS) > _IDLE_MAX:
+            os.close(_IDLE_FDS.popitem(last=False)[1])
+
+
+def _forget_fds() -> None:
+    # A forked child must not lock through its parent's open file descriptions (a flock
+    # belongs to the description, so both would "hold" it): it opens its own.
+    for fd in _IDLE_FDS.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _IDLE_FDS.clear()
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_fds)
 
 
 def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
@@ -64,17 +103,26 @@ def write_in_place(path: Path, data: bytes, width: int) -> None:
     earlier content is cut to the new length. Readers strip the padding.
     """
     padded = data.ljust(width)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    held = _HELD.get(str(path))
+    fd = held if held is not None else os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         pwrite_all(fd, padded, 0)
         if os.fstat(fd).st_size > len(padded):
             os.ftruncate(fd, len(padded))
     finally:
-        os.close(fd)
+        if held is None:
+            os.close(fd)
 
 
 def read_small(path: Path) -> bytes | None:
     """The whole of a small file (padding stripped), or None when it does not exist."""
+    held = _HELD.get(str(path))
+    if held is not None:  # a lock file this thread holds (see `_HELD`)
+        chunks, at = [], 0
+        while chunk := os.pread(held, 4096, at):
+            chunks.append(chunk)
+            at += len(chunk)
+        return b"".join(chunks).strip()
     try:
         fd = os.open(path, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
@@ -170,29 +218,50 @@ if sys.platform != "win32":
         finally:
             os.close(fd)
 
-    def _process_lock(path: Path) -> contextlib.AbstractContextManager[None]:
-        return _flock(path, fcntl.LOCK_EX)
+    @contextlib.contextmanager
+    def _process_lock(path: Path) -> Iterator[None]:
+        # Called with the path's thread lock held (`exclusive`): see `_IDLE_FDS`.
+        fd = _take_fd(path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        _HELD[str(path)] = fd
+        try:
+            yield
+        finally:
+            del _HELD[str(path)]
+            _unlock_and_put_back(path, fd)
+
+    def _unlock_and_put_back(path: Path, fd: int) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BaseException:
+            os.close(fd)  # closing drops the lock too
+            raise
+        _put_back_fd(path, fd)
 
     def shared(path: Path) -> contextlib.AbstractContextManager[None]:
         """Hold `path` shared: no holder of `exclusive(path)` runs meanwhile, in any process."""
         return _flock(path, fcntl.LOCK_SH)
 
     def _try_flock(path: Path) -> Callable[[], None] | None:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        # Called with the path's thread lock held (`try_exclusive`): see `_IDLE_FDS`.
+        fd = _take_fd(path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            os.close(fd)
+            _put_back_fd(path, fd)
             return None
         except BaseException:
             os.close(fd)
             raise
+        _HELD[str(path)] = fd
 
         def release() -> None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+            del _HELD[str(path)]
+            _unlock_and_put_back(path, fd)
 
         return release
 

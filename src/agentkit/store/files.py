@@ -17,10 +17,11 @@ Layout (`root` is the `.agentkit` state folder)::
 
 Every mutation of a session happens under its lock (a thread lock plus an `flock`, so
 threads, event loops and processes all exclude each other). Small operations on a free lock
-(an append of a few events, a lease, a token) run on the calling thread: they take
-microseconds, less than handing them to a worker thread. Anything that may wait (a lock
-held elsewhere, a large catch-up read, an `fsync`, making a new session's folder) runs in a
-worker thread, never on the event loop.
+(an append of a few events, a lease, a token, a new session's folder) run on the calling
+thread: they take microseconds, less than handing them to a worker thread. Anything that
+may wait (a lock held elsewhere, a large catch-up read, an `fsync`) runs in a worker
+thread, never on the event loop. Lock files and each cached session's `events.ndjson` stay
+open between uses (see `_fs` and `_eventlog`).
 
 `follow` is woken directly by appends made through any `FileStore` in this process. Appends
 by another process are noticed by a cheap `stat` of `events.ndjson` every
@@ -173,9 +174,10 @@ class FileStore(FileRecords):
                 _write_new(files.record, json.dumps(record.to_dict()).encode())
             self._index.add(record)
 
-        # Two folders and a few files: on a busy disk each creation can take a millisecond,
-        # too long to hold the event loop, so this one always runs in a worker thread.
-        await self._locked(record.id, create, inline=False)
+        # Two folders and a few files, on the calling thread when the lock is free (a hop to
+        # a worker thread cost more than the creation itself on a healthy disk); with
+        # `fsync` the flushes make it long, so then it runs in a worker thread.
+        await self._locked(record.id, create, inline=not self._fsync)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         # One small file, read on the calling thread (see the module docstring).
@@ -263,7 +265,9 @@ class FileStore(FileRecords):
                 if trashed is None:
                     return None
             with self._logs_guard:
-                self._logs.pop(session_id, None)
+                dropped = self._logs.pop(session_id, None)
+            if dropped is not None:
+                dropped.close()
             return trashed
 
         trashed = await offload(delete)
@@ -475,7 +479,10 @@ class FileStore(FileRecords):
 
     async def close(self) -> None:
         with self._logs_guard:
+            logs = list(self._logs.values())
             self._logs.clear()
+        for log in logs:
+            log.close()
 
     # internals
 
@@ -515,31 +522,37 @@ class FileStore(FileRecords):
         return await offload(locked)
 
     def _log(self, session_id: str) -> EventLog:
+        dropped: list[EventLog] = []
         with self._logs_guard:
             found = self._logs.get(session_id)
             if found is None:
                 files = self._files(session_id)
                 found = EventLog(files.events, session_id, files.lock)
                 self._logs[session_id] = found
-                self._evict()
+                dropped = self._evict()
             else:
                 self._logs.move_to_end(session_id)
-            return found
+        for log in dropped:  # outside the guard: a close waits for the view's own mutex
+            log.close()
+        return found
 
-    def _evict(self) -> None:
+    def _evict(self) -> list[EventLog]:
         # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
         # Views grow after they are made, so the byte bound is approximate anyway: summing
         # every view on each new session cost more than the rest of a turn's bookkeeping.
         self._since_sum += 1
         if len(self._logs) <= self._cache_size and self._since_sum < _SUM_EVERY:
-            return
+            return []
         self._since_sum = 0
         total = sum(log.cached_bytes for log in self._logs.values())
+        evicted: list[EventLog] = []
         while len(self._logs) > 1 and (
             len(self._logs) > self._cache_size or total > self._cache_bytes
         ):
             _, dropped = self._logs.popitem(last=False)
             total -= dropped.cached_bytes
+            evicted.append(dropped)
+        return evicted
 
     @staticmethod
     def _require_exists(folder: Path) -> None:
