@@ -300,6 +300,20 @@ def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, c
         headers={**headers, "X-Forwarded-For": "140.82.115.1"},
     )
     assert tunnelled.status_code == 401
+    # A page in the developer's browser can POST to loopback without a preflight (and a
+    # rebinding page under its own name): neither is a local delivery.
+    from_page = httpx.post(
+        f"{served.url}/v1/channels/github",
+        content=body,
+        headers={**headers, "Origin": "https://attacker.example"},
+    )
+    assert from_page.status_code == 401
+    rebound = httpx.post(
+        f"{served.url}/v1/channels/github",
+        content=body,
+        headers={**headers, "Host": "rebind.attacker.example"},
+    )
+    assert rebound.status_code in (401, 421)
     assert listed(served.url) == []
     local = httpx.post(f"{served.url}/v1/channels/github", content=body, headers=headers)
     assert local.status_code == 200, local.text

@@ -8,6 +8,7 @@ import logging
 import os
 
 from agentkit.authoring.channels import ChannelRequest
+from agentkit.channels.local_request import plain_local_request
 from agentkit.errors import HttpError
 
 log = logging.getLogger("agentkit.channels.github")
@@ -62,7 +63,7 @@ class GitHubSignature:
         if secret is not None:
             ok = verify(secret, request.body, request.header(SIGNATURE_HEADER))
             return PRINCIPAL if ok else None
-        if request.loopback:
+        if plain_local_request(request):  # loopback, and not a browser page
             if not self._warned:
                 log.warning(
                     "GitHub channel has no webhook secret: accepting unsigned loopback "

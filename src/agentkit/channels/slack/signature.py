@@ -13,27 +13,17 @@ import os
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from agentkit.authoring.channels import ChannelRequest
+from agentkit.channels.local_request import plain_local_request
 from agentkit.errors import HttpError
 
 log = logging.getLogger("agentkit.channels.slack")
 PRINCIPAL = "slack"
 SECRET_ENV = "SLACK_SIGNING_SECRET"
-LOCAL_HOSTS = frozenset({"localhost", "::1"})
 
 
 class ChannelMisconfigured(HttpError):
     status = 503
     code = "channel_misconfigured"
-
-
-def _plain_local(request: ChannelRequest) -> bool:
-    """A local tool's request (curl, a test), not a browser's: a browser page can POST a
-    form to loopback without a preflight, but it always names its `Origin` (and
-    `Sec-Fetch-Site`), and a DNS-rebinding page's `Host` is its own name."""
-    if request.header("Origin") is not None or request.header("Sec-Fetch-Site") is not None:
-        return False
-    host = (request.header("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
-    return host in LOCAL_HOSTS or host.startswith("127.")
 
 
 class SlackSignature:
@@ -75,7 +65,7 @@ class SlackSignature:
     def __call__(self, request: ChannelRequest) -> str | None:
         if self.secret is not None:
             return PRINCIPAL if self.verify(request.body, dict(request.headers)) else None
-        if request.loopback and _plain_local(request):
+        if plain_local_request(request):
             if not self._warned:
                 log.warning(
                     "Slack channel has no signing secret: accepting unsigned loopback "
