@@ -363,7 +363,7 @@ def test_short_stream_windows_resume_without_gaps_or_repeats(
 ) -> None:
     # Every stream response ends after a second, as a Lambda response does at its window:
     # the page must keep reconnecting from the next index through a multi-second turn.
-    served = serve(env={"SLOW_JOB_SECONDS": "4"})
+    served = serve(env={"SLOW_JOB_SECONDS": "4", "SLOW_JOB_GATES": ""})
     page = page_factory()
     starts: list[int] = []
 

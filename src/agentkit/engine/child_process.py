@@ -78,27 +78,31 @@ async def run_child(
     _LIVE_GROUPS.add(pgid)
     out = bytearray()
     tail = bytearray()
+    io = [
+        asyncio.ensure_future(_feed(proc.stdin, stdin)),
+        asyncio.ensure_future(_read_capped(proc.stdout, out, max_stdout)),
+        asyncio.ensure_future(_read_tail(proc.stderr, tail, stderr_tail)),
+    ]
     try:
         async with asyncio.timeout(timeout):
-            await asyncio.gather(
-                _feed(proc.stdin, stdin),
-                _read_capped(proc.stdout, out, max_stdout),
-                _read_tail(proc.stderr, tail, stderr_tail),
-            )
+            await asyncio.gather(*io)
             await proc.wait()
     except TimeoutError:
-        return await _ended(proc, pgid, out, tail, timed_out=True)
+        return await _ended(proc, pgid, io, out, tail, timed_out=True)
     except _Overflow:
-        return await _ended(proc, pgid, out, tail, overflowed=True)
+        return await _ended(proc, pgid, io, out, tail, overflowed=True)
     finally:
         # Also on cancellation: the group dies before the cancellation goes on.
         kill_group(pgid)
+        for task in io:
+            task.cancel()
     return ChildResult(proc.returncode, bytes(out), tail.decode(errors="replace"))
 
 
 async def _ended(
     proc: asyncio.subprocess.Process,
     pgid: int,
+    io: Sequence[asyncio.Future[None]],
     out: bytearray,
     tail: bytearray,
     *,
@@ -106,10 +110,24 @@ async def _ended(
     overflowed: bool = False,
 ) -> ChildResult:
     kill_group(pgid)
+    for task in io:
+        task.cancel()
+    await asyncio.gather(*io, return_exceptions=True)
+    # A reader that stopped at the cap leaves its pipe paused and full; `wait()` also waits
+    # for the pipes to close, so read what is left (discarded) until the dead child's EOF.
+    await asyncio.gather(_discard(proc.stdout), _discard(proc.stderr))
     await proc.wait()
     return ChildResult(
         None, bytes(out), tail.decode(errors="replace"), timed_out=timed_out, overflowed=overflowed
     )
+
+
+async def _discard(reader: asyncio.StreamReader | None) -> None:
+    if reader is None:
+        return
+    with contextlib.suppress(Exception):
+        while await reader.read(READ_CHUNK):
+            pass
 
 
 async def _feed(writer: asyncio.StreamWriter | None, data: bytes) -> None:
