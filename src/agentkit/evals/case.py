@@ -20,6 +20,7 @@ from agentkit.costs import add_costs
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.events import Event, EventType
 from agentkit.hooks import LocalHookFanout
+from agentkit.mcp.connections import attach
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.local import LocalScheduling
@@ -63,6 +64,9 @@ class CaseHost:
             dev=False,
             clock=self.clock,
         )
+        # The agent's MCP connections, as `agentkit serve` gives them: a case sees the
+        # server's tools and `host.mcp` exactly as production does.
+        self.mcp = attach(bundle, self.runtime, self.services)
 
     async def open(self) -> None:
         await self.scheduling.start()
@@ -70,6 +74,8 @@ class CaseHost:
     async def aclose(self) -> None:
         try:
             await self.scheduling.aclose()
+            if self.mcp is not None:
+                await self.mcp.aclose()
             await self.fanout.close()
             await self.store.close()
         finally:

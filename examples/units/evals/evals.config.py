@@ -1,0 +1,3 @@
+from agentkit import define_evals_config
+
+config = define_evals_config(max_concurrency=2, timeout=60)
