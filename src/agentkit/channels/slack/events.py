@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import MutableMapping
 from typing import Any
 
 from agentkit.authoring.channels import ChannelContext
 from agentkit.channels.slack.keys import thread_key
+from agentkit.channels.slack.stream import Recipient
 from agentkit.errors import BadRequest
 
 log = logging.getLogger("agentkit.channels.slack")
@@ -44,8 +46,16 @@ def strip_mention(text: str, bot: str | None, leading_only: bool) -> str:
 class Events:
     """The route handler: `await events(body, ctx)` -> the JSON reply."""
 
-    def __init__(self, bot_user: str | None = None) -> None:
+    def __init__(
+        self,
+        bot_user: str | None = None,
+        recipients: MutableMapping[str, Recipient] | None = None,
+    ) -> None:
         self.bot_user = bot_user
+        # Thread key -> who wrote last there: a streamed reply in a channel names them.
+        self.recipients: MutableMapping[str, Recipient] = (
+            recipients if recipients is not None else {}
+        )
 
     async def __call__(self, body: Any, ctx: ChannelContext) -> Any:
         payload = body if isinstance(body, dict) else _parse(ctx.raw_body)
@@ -75,6 +85,10 @@ class Events:
         if not await _claim(ctx, f"message:{channel}:{ts}"):
             return {"ok": True, "duplicate": True}
         key = thread_key(team, channel, str(event.get("thread_ts") or ts))
+        if event.get("user"):
+            self.recipients[key] = Recipient(
+                str(event.get("user_team") or team), str(event["user"])
+            )
         accepted = await ctx.receive(text, continuation_key=key)
         return {"ok": True, "key": key, "sessionId": accepted.session_id}
 
