@@ -47,6 +47,7 @@ class SlackStandIn:
     rate_limit_posts: int = 0
     streams: bool = False
     rate_limit_appends: int = 0
+    fail_appends: str | None = None  # answer chat.appendStream with this error
     streamed: dict[str, Streamed] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -96,6 +97,8 @@ class SlackStandIn:
             return {"ok": False, "error": "message_not_found"}
         if not message.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
+        if method == "chat.appendStream" and self.fail_appends:
+            return {"ok": False, "error": self.fail_appends}
         message.text += text
         if method == "chat.stopStream":
             message.streaming, message.stopped = False, True

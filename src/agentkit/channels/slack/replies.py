@@ -106,7 +106,7 @@ class Replies:
                 size=self.stream_size,
                 clock=self.clock,
             )
-        elif stream.step_done and (stream.delivered or stream.pending):
+        elif stream.step_done and (stream.ts is not None or stream.pending):
             text = "\n\n" + text  # a new step's words start a new paragraph
         stream.step_done = False
         await stream.add(text)
