@@ -21,6 +21,7 @@ from agentkit.channels.slack.stream import Recipient
 from agentkit.errors import BadRequest
 
 log = logging.getLogger("agentkit.channels.slack")
+MAX_RECIPIENTS = 10_000
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 
 
@@ -86,11 +87,17 @@ class Events:
             return {"ok": True, "duplicate": True}
         key = thread_key(team, channel, str(event.get("thread_ts") or ts))
         if event.get("user"):
-            self.recipients[key] = Recipient(
-                str(event.get("user_team") or team), str(event["user"])
-            )
+            self._remember(key, Recipient(str(event.get("user_team") or team), str(event["user"])))
         accepted = await ctx.receive(text, continuation_key=key)
         return {"ok": True, "key": key, "sessionId": accepted.session_id}
+
+    def _remember(self, key: str, recipient: Recipient) -> None:
+        """Keep the thread's latest writer; the oldest threads are forgotten past a bound
+        (their next message is remembered again)."""
+        self.recipients.pop(key, None)
+        self.recipients[key] = recipient
+        while len(self.recipients) > MAX_RECIPIENTS:
+            del self.recipients[next(iter(self.recipients))]
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
