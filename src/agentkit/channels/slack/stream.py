@@ -70,7 +70,7 @@ async def _api(
         response = await method(**{k: v for k, v in kwargs.items() if v is not None})
     except SlackApiError as exc:
         error = str(exc.response.get("error") or "error")
-        if error != STREAM_GONE:
+        if error != STREAM_GONE and error not in UNSUPPORTED:  # both handled by the caller
             log.error("Slack %s failed: %s", name, error)
         return {}, error
     except (SlackClientError, OSError, TimeoutError) as exc:
