@@ -202,6 +202,7 @@ class Replies:
             streamed = await self._end_stream(event, ref)
             if text and not streamed:
                 await self.post(ref, text)
+        self.streams.pop((event.session_id, event.turn_id), None)  # a repeat: nothing to keep
         await self._done(ref)
 
     async def on_turn_failed(self, event: Event, ctx: ChannelEventContext) -> None:
@@ -211,6 +212,7 @@ class Replies:
         if await self._claim(ctx, f"failed:{event.session_id}:{event.turn_id}"):
             await self._end_stream(event, ref)
             await self.post(ref, "Sorry, I could not finish that. Please try again.")
+        self.streams.pop((event.session_id, event.turn_id), None)
         await self._done(ref)
 
     async def on_approval_requested(self, event: Event, ctx: ChannelEventContext) -> None:
