@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
+STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+
 
 @dataclass
 class Call:
@@ -18,12 +20,35 @@ class Call:
 
 
 @dataclass
+class Streamed:
+    """A message opened with `chat.startStream`: its text so far, and whether it still
+    streams (Slack finalizes it on `chat.stopStream`, or by itself when idle)."""
+
+    channel: str
+    thread_ts: str
+    ts: str
+    recipient: tuple[str | None, str | None]
+    text: str = ""
+    streaming: bool = True
+    stopped: bool = False  # finalized by chat.stopStream (not by idling)
+
+
+@dataclass
 class SlackStandIn:
     """`status_ok`: whether `assistant.threads.setStatus` is offered (else the reaction
-    fallback is used); `rate_limit_posts`: answer this many `chat.postMessage` with 429."""
+    fallback is used); `rate_limit_posts`: answer this many `chat.postMessage` with 429.
+
+    `streams`: whether the streaming methods exist here (else `chat.startStream` answers
+    `unknown_method`, as for an app or workspace without them); `rate_limit_appends`:
+    answer this many `chat.appendStream` with 429; `finalize_streams()` finalizes every
+    open stream as Slack does to an idle one."""
 
     status_ok: bool = False
     rate_limit_posts: int = 0
+    streams: bool = False
+    rate_limit_appends: int = 0
+    fail_appends: str | None = None  # answer chat.appendStream with this error
+    streamed: dict[str, Streamed] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -40,6 +65,44 @@ class SlackStandIn:
 
     def posts(self) -> list[Call]:
         return self.of("chat.postMessage")
+
+    def finalize_streams(self) -> list[str]:
+        """Finalize every open stream, as Slack does when one stays idle; their ts."""
+        with self._lock:
+            open_ = [m for m in self.streamed.values() if m.streaming]
+            for message in open_:
+                message.streaming = False
+            return [m.ts for m in open_]
+
+    def messages(self) -> list[Streamed]:
+        """The streamed messages, in the order they were opened."""
+        with self._lock:
+            return sorted(self.streamed.values(), key=lambda m: m.ts)
+
+    def _stream_call(self, method: str, args: dict[str, Any], ts: str) -> dict[str, Any]:
+        """chat.startStream / appendStream / stopStream (called under the lock)."""
+        if not self.streams:
+            return {"ok": False, "error": "unknown_method"}
+        text = str(args.get("markdown_text") or "")
+        if method == "chat.startStream":
+            if not args.get("channel") or not args.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            recipient = (args.get("recipient_team_id"), args.get("recipient_user_id"))
+            self.streamed[ts] = Streamed(
+                str(args["channel"]), str(args["thread_ts"]), ts, recipient, text
+            )
+            return {"ok": True, "channel": args["channel"], "ts": ts}
+        message = self.streamed.get(str(args.get("ts")))
+        if message is None or message.channel != args.get("channel"):
+            return {"ok": False, "error": "message_not_found"}
+        if not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        if method == "chat.appendStream" and self.fail_appends:
+            return {"ok": False, "error": self.fail_appends}
+        message.text += text
+        if method == "chat.stopStream":
+            message.streaming, message.stopped = False, True
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
 
     def start(self) -> SlackStandIn:
         standin = self
@@ -73,9 +136,20 @@ class SlackStandIn:
                             429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
                         )
                         return
+                    if method == "chat.appendStream" and standin.rate_limit_appends > 0:
+                        standin.rate_limit_appends -= 1
+                        standin.calls.append(Call("ratelimited", call.headers, args))
+                        self._answer(
+                            429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
+                        )
+                        return
                     standin.calls.append(call)
                     standin._ts += 1
                     ts = f"1800000000.{standin._ts:06d}"
+                    authed = call.headers.get("authorization", "").startswith("Bearer xoxb-")
+                    if authed and method in STREAM_METHODS:
+                        self._answer(200, standin._stream_call(method, args, ts))
+                        return
                 if not call.headers.get("authorization", "").startswith("Bearer xoxb-"):
                     self._answer(200, {"ok": False, "error": "not_authed"})
                 elif method == "assistant.threads.setStatus" and not standin.status_ok:

@@ -115,12 +115,18 @@ class ChannelContext:
 
 @dataclass(frozen=True, slots=True)
 class ChannelEventContext:
-    """What a channel `events` handler receives beside the event: the owning session."""
+    """What a channel `events` handler receives beside the event: the owning session.
+
+    `live` is True when the handler hears the session's events as they are recorded, in
+    the process running the turn (`agentkit serve`), and False when they arrive in batches
+    afterwards (the AWS hooks function): only a live handler should stream a reply.
+    """
 
     channel: str
     session: SessionInfo
     host: HostServices
     sessions: ChannelSessions | None = None
+    live: bool = False
 
 
 @dataclass(frozen=True, slots=True)

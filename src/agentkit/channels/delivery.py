@@ -24,7 +24,7 @@ from agentkit.sessions import SessionRecord
 
 
 def _adapt(
-    runtime: ChannelRuntime, channel_id: str, handler: ChannelEventHandler
+    runtime: ChannelRuntime, channel_id: str, handler: ChannelEventHandler, live: bool = False
 ) -> Callable[[Event, HookContext], Any]:
     """A hook handler that calls a channel handler with its `ChannelEventContext`."""
 
@@ -34,6 +34,7 @@ def _adapt(
             session=hook_ctx.session,
             host=runtime.host,
             sessions=runtime.sessions(channel_id),
+            live=live,
         )
         if inspect.iscoroutinefunction(handler):
             await handler(event, ctx)
@@ -45,14 +46,16 @@ def _adapt(
     return call
 
 
-def channel_hooks(runtime: ChannelRuntime) -> dict[str, NamedHook]:
-    """Channel id -> its `events` handlers as one hook (only channels that have some)."""
+def channel_hooks(runtime: ChannelRuntime, *, live: bool = False) -> dict[str, NamedHook]:
+    """Channel id -> its `events` handlers as one hook (only channels that have some).
+    `live`: the handlers hear events as the turn records them (`ChannelEventContext.live`)."""
     out: dict[str, NamedHook] = {}
     for channel_id, definition in runtime.channels.items():
         if not definition.events:
             continue
         events = {
-            key: _adapt(runtime, channel_id, handler) for key, handler in definition.events.items()
+            key: _adapt(runtime, channel_id, handler, live)
+            for key, handler in definition.events.items()
         }
         out[channel_id] = NamedHook(f"channel:{channel_id}", HookDefinition(events=events))
     return out
@@ -69,7 +72,8 @@ class ChannelFanout:
     def _lanes(self) -> dict[str, LocalHookFanout]:
         if self._fanouts is None:
             self._fanouts = {
-                cid: LocalHookFanout([hook]) for cid, hook in channel_hooks(self._runtime).items()
+                cid: LocalHookFanout([hook])
+                for cid, hook in channel_hooks(self._runtime, live=True).items()
             }
         return self._fanouts
 

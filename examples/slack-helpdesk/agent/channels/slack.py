@@ -1,6 +1,7 @@
 """The Slack channel: mention the app in a channel, or write to it directly.
 
-Each thread is one conversation; the answer is posted in the thread. `reset_password`
+Each thread is one conversation; the answer streams into the thread as it is written
+(or is posted once at the end where it cannot stream, as on AWS). `reset_password`
 needs approval: Approve / Deny buttons appear in the thread and only the user ids in
 `HELPDESK_APPROVERS` (comma separated, such as `U012AB3CD`) can press them.
 

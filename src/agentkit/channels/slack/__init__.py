@@ -7,8 +7,8 @@
 
 Built only on the public channel runtime: its own auth (Slack's request signature), two
 routes (`POST /v1/channels/<id>/events` for the Events API, `POST /v1/channels/<id>/
-interactions` for button clicks), delivery handlers that post into the thread, and
-`host.slack`, the authenticated Web API client. See docs/slack.md.
+interactions` for button clicks), delivery handlers that stream or post into the thread,
+and `host.slack`, the authenticated Web API client. See docs/slack.md.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from agentkit.channels.slack.keys import ThreadRef, parse_key, thread_key
 from agentkit.channels.slack.mrkdwn import split, to_mrkdwn
 from agentkit.channels.slack.replies import Replies
 from agentkit.channels.slack.signature import SlackSignature
+from agentkit.channels.slack.stream import DEFAULT_INTERVAL, DEFAULT_SIZE, Recipient
 
 __all__ = [
     "SlackSignature",
@@ -48,6 +49,9 @@ def slack_channel(
     approvers: Sequence[str] = (),
     bot_user_id: str | None = None,
     on_busy: OnBusy = "queue",
+    stream: bool = True,
+    stream_interval: float = DEFAULT_INTERVAL,
+    stream_size: int = DEFAULT_SIZE,
     client: AsyncWebClient | None = None,
     clock: Clock | None = None,
     description: str | None = None,
@@ -61,10 +65,24 @@ def slack_channel(
     Approve / Deny clicks count. `bot_user_id` is the app's bot user (learnt from each
     event's `authorizations` when not given), so its own posts are never fed back.
     Messages to a thread whose turn is running queue behind it (`on_busy`).
+
+    `stream`: show the answer in the thread as the model writes it, with Slack's
+    streaming methods, sending buffered text at most every `stream_interval` seconds
+    unless `stream_size` characters are waiting. A workspace that refuses those methods
+    gets the answer in one post at the end (remembered, so it is not asked again); so do
+    hosts that see a turn's events only in batches (AWS). `stream=False` always posts once.
     """
     api = client if client is not None else SlackWebClient(token=bot_token, api_url=api_url)
     ids = [str(a) for a in approvers]
-    events = Events(bot_user_id)
+    recipients: dict[str, Recipient] = {}
+    events = Events(bot_user_id, recipients)
+    replies = Replies(
+        api,
+        stream=stream,
+        stream_interval=stream_interval,
+        stream_size=stream_size,
+        recipients=recipients,
+    )
     interactions = Interactions(api, ids)
 
     async def on_event(body: Any, ctx: Any) -> Any:
@@ -83,7 +101,7 @@ def slack_channel(
                 description="A Slack interactivity request (button clicks)",
             ),
         ],
-        events=Replies(api).handlers(),
+        events=replies.handlers(),
         kind="slack",
         description=description or "Slack threads (Events API and interactivity)",
         auth=SlackSignature(signing_secret, clock),

@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import MutableMapping
 from typing import Any
 
 from agentkit.authoring.channels import ChannelContext
 from agentkit.channels.slack.keys import thread_key
+from agentkit.channels.slack.stream import Recipient
 from agentkit.errors import BadRequest
 
 log = logging.getLogger("agentkit.channels.slack")
+MAX_RECIPIENTS = 10_000
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 
 
@@ -44,8 +47,16 @@ def strip_mention(text: str, bot: str | None, leading_only: bool) -> str:
 class Events:
     """The route handler: `await events(body, ctx)` -> the JSON reply."""
 
-    def __init__(self, bot_user: str | None = None) -> None:
+    def __init__(
+        self,
+        bot_user: str | None = None,
+        recipients: MutableMapping[str, Recipient] | None = None,
+    ) -> None:
         self.bot_user = bot_user
+        # Thread key -> who wrote last there: a streamed reply in a channel names them.
+        self.recipients: MutableMapping[str, Recipient] = (
+            recipients if recipients is not None else {}
+        )
 
     async def __call__(self, body: Any, ctx: ChannelContext) -> Any:
         payload = body if isinstance(body, dict) else _parse(ctx.raw_body)
@@ -75,8 +86,18 @@ class Events:
         if not await _claim(ctx, f"message:{channel}:{ts}"):
             return {"ok": True, "duplicate": True}
         key = thread_key(team, channel, str(event.get("thread_ts") or ts))
+        if event.get("user"):
+            self._remember(key, Recipient(str(event.get("user_team") or team), str(event["user"])))
         accepted = await ctx.receive(text, continuation_key=key)
         return {"ok": True, "key": key, "sessionId": accepted.session_id}
+
+    def _remember(self, key: str, recipient: Recipient) -> None:
+        """Keep the thread's latest writer; the oldest threads are forgotten past a bound
+        (their next message is remembered again)."""
+        self.recipients.pop(key, None)
+        self.recipients[key] = recipient
+        while len(self.recipients) > MAX_RECIPIENTS:
+            del self.recipients[next(iter(self.recipients))]
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
