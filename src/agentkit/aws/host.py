@@ -259,6 +259,8 @@ class AwsHost:
                 dev=False,
                 auth=auth_chain(self.settings),
                 max_stream_window=self.settings.stream_window,
+                # Mangum sends a response only when it ends: a long poll, not a stream.
+                stream_until_first_events=True,
             )
             self._serve_channels()
             mount = AgentMount(self.slug, self.runtime, host=self, channels=self.channels)
