@@ -155,6 +155,7 @@ class AwsHost:
                 events_table=settings.events_table,
             ),
             client=self._lazy_client("dynamodb"),
+            max_poll_interval=max(settings.stream_poll_max, 0.05),
         )
         self.timer = EventBridgeTimer(
             self._lazy_client("scheduler"),
