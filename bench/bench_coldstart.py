@@ -4,7 +4,12 @@
    and answers its first API Gateway (HTTP API 2.0) request, against a baseline handler of
    the same shape (FastAPI + Mangum + Powertools Logger + a boto3 DynamoDB client, one
    route). Both run in alternating rounds in this one run; the ratios of the median wall
-   and CPU times are printed (goal: at most 1.15x).
+   and CPU times are printed (goal: at most 1.0x). The request, `GET /v1/info`, calls no
+   AWS API: the baseline builds its DynamoDB client at import, as Lambda guides advise;
+   ApiFunction builds each client on its first call, so a first request that reads the
+   store pays for that client there instead: the second ratio is for such a request
+   (`GET /v1/sessions`, one DynamoDB request on a moto server, against a baseline route
+   making one DynamoDB request too).
 2. DynamoDB writes and write units of one standard turn (one tool call, then a ~500-token
    reply) through `AwsHost` on a moto server on loopback. moto reports no consumed
    capacity, so write units are the store's own estimate (1 WCU per started KB written).
@@ -46,12 +51,21 @@ from aws_lambda_powertools import Logger
 import boto3
 
 logger = Logger(service="baseline")
-ddb = boto3.client("dynamodb", region_name="us-east-1")
+ddb = boto3.client(
+    "dynamodb",
+    region_name="us-east-1",
+    endpoint_url=os.environ.get("AGENTKIT_DYNAMODB_ENDPOINT") or None,
+)
 app = FastAPI()
 
 @app.get("/v1/info")
 def info():
     return {"ok": True, "name": "baseline"}
+
+@app.get("/v1/sessions")
+def sessions():  # one DynamoDB request, as agentkit's session list makes
+    ddb.describe_table(TableName=os.environ["AGENTKIT_SESSIONS_TABLE"])
+    return {"ok": True, "sessions": []}
 
 handler = Mangum(app, lifespan="off")
 """
@@ -76,11 +90,11 @@ class Ctx:
 """
 
 
-def info_event(tmp: Path) -> Path:
+def info_event(tmp: Path, route: str = "/v1/info") -> Path:
     event = json.loads((ROOT / "events" / "api" / "health.json").read_text())
-    event["rawPath"] = event["requestContext"]["http"]["path"] = "/v1/info"
+    event["rawPath"] = event["requestContext"]["http"]["path"] = route
     event["routeKey"] = event["requestContext"]["routeKey"] = "$default"
-    path = tmp / "info.json"
+    path = tmp / f"{route.strip('/').replace('/', '-')}.json"
     path.write_text(json.dumps(event))
     return path
 
@@ -102,14 +116,14 @@ def probe(setup: str, event: Path, env: dict[str, str]) -> tuple[float, float, i
     return wall, cpu, json.loads(line)["modules"]
 
 
-def cold_start(rounds: int) -> None:
+def cold_start(rounds: int, route: str = "/v1/info", endpoint: str | None = None) -> None:
     from agentkit.project.build import build_project
     from tests.aws.conftest import write_agent
 
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
         build_project(write_agent(tmp / "project"), tmp / "build")
-        event = info_event(tmp)
+        event = info_event(tmp, route)
         (tmp / "baseline.py").write_text(BASELINE)
         env = dict(
             os.environ,
@@ -128,6 +142,9 @@ def cold_start(rounds: int) -> None:
             PYTHONPYCACHEPREFIX=str(tmp / "pycache"),
         )
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if endpoint is not None:
+            env["AGENTKIT_DYNAMODB_ENDPOINT"] = endpoint
+            env["AGENTKIT_SESSIONS_TABLE"], env["AGENTKIT_EVENTS_TABLE"] = make_tables(endpoint)
         ours_setup = "from agentkit.aws.handlers.api import handler"
         base_setup = f"sys.path.insert(0, {str(tmp)!r})\nfrom baseline import handler"
         probe(ours_setup, event, env)  # warm the OS file cache and write bytecode, both
@@ -148,7 +165,8 @@ def cold_start(rounds: int) -> None:
         mo, mb = median(ours, 0), median(base, 0)
         co, cb = median(ours, 1), median(base, 1)
         print(
-            "cold start (fresh interpreter, import + manifest + first request), median of", rounds
+            f"cold start (fresh interpreter, import + manifest + first request {route}),"
+            f" median of {rounds}"
         )
         # CPU time (user + system) is printed too: on a machine shared with other work the
         # wall-clock times drift with its load, the CPU each interpreter burns much less.
@@ -161,7 +179,38 @@ def cold_start(rounds: int) -> None:
             print(
                 f"  {label:<20} : {wall * 1000:6.1f} ms   {cpu * 1000:6.1f} ms  ({modules} modules)"
             )
-        print(f"  ratio                : {mo / mb:8.2f}x  {co / cb:8.2f}x  (goal <= 1.15x)")
+        print(f"  ratio                : {mo / mb:8.2f}x  {co / cb:8.2f}x  (goal <= 1.0x)")
+
+
+def make_tables(endpoint: str) -> tuple[str, str]:
+    """A fresh pair of store tables on the moto server at `endpoint`; their names."""
+    import uuid
+
+    import boto3
+
+    from agentkit.store.dynamodb import DynamoDBSettings, create_tables
+
+    suffix = uuid.uuid4().hex[:8]
+    settings = DynamoDBSettings(
+        endpoint_url=endpoint, sessions_table=f"c{suffix}-s", events_table=f"c{suffix}-e"
+    )
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
+    create_tables(client, settings)
+    return settings.sessions_table, settings.events_table
+
+
+def cold_start_reading_the_store(rounds: int) -> None:
+    """The same, for a first request that makes one DynamoDB request (moto on loopback):
+    here ApiFunction builds its DynamoDB client during the request."""
+    from tests.fixtures.dynamodb import start_moto_server, stop_moto_server
+
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    url, proc = start_moto_server()
+    try:
+        cold_start(rounds, "/v1/sessions", url)
+    finally:
+        stop_moto_server(proc)
 
 
 def writes_per_turn() -> None:
@@ -272,6 +321,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     cold_start(args.rounds)
+    cold_start_reading_the_store(args.rounds)
     writes_per_turn()
     sizes()
 

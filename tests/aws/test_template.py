@@ -391,3 +391,52 @@ def test_every_scanner_suppression_gives_its_reason(template: dict[str, Any]) ->
 def test_local_runs_keep_local_workspace_folders() -> None:
     env = json.loads((ROOT / "events" / "env.local.json").read_text())["Parameters"]
     assert env["AGENTKIT_WORKSPACE_BUCKET"] == ""
+
+
+def _snapstart_apply_on(template: dict[str, Any], enabled: str) -> dict[str, str]:
+    """Each function's effective `SnapStart.ApplyOn` with `EnableSnapStart=enabled` (the
+    template's `!If` resolved the way CloudFormation does)."""
+    condition = template["Conditions"]["UseSnapStart"]
+    (param, value) = condition["Equals"]
+    assert param == {"Ref": "EnableSnapStart"}
+    effective: dict[str, str] = {}
+    for name, fn in resources(template, "AWS::Serverless::Function").items():
+        snap = fn["Properties"].get("SnapStart")
+        if snap is None:
+            effective[name] = "None"
+            continue
+        cond, when_on, when_off = snap["ApplyOn"]["If"]
+        assert cond == "UseSnapStart"
+        effective[name] = when_on if enabled == value else when_off
+    return effective
+
+
+def test_snapstart_is_a_parameter_off_by_default(template: dict[str, Any]) -> None:
+    param = template["Parameters"]["EnableSnapStart"]
+    assert param["Default"] == "false"
+    assert sorted(param["AllowedValues"]) == ["false", "true"]
+    off = _snapstart_apply_on(template, param["Default"])
+    assert set(off.values()) == {"None"}  # no function snapshots by default
+    on = _snapstart_apply_on(template, "true")
+    assert on == {
+        "ApiFunction": "PublishedVersions",
+        "TurnFunction": "PublishedVersions",
+        "HooksFunction": "None",  # batch work off the stream: no one waits on its start
+        "SchedulerFunction": "None",
+    }
+
+
+def test_snapstart_functions_are_invoked_through_their_published_alias(
+    template: dict[str, Any],
+) -> None:
+    """SnapStart restores published versions only: API Gateway, its permission and the
+    turn dispatcher all target the `live` alias that AutoPublishAlias keeps current."""
+    res = template["Resources"]
+    for name in ("ApiFunction", "TurnFunction"):
+        assert res[name]["Properties"]["AutoPublishAlias"] == "live"
+    assert res["HttpApiIntegration"]["Properties"]["IntegrationUri"] == {"Ref": "ApiFunction.Alias"}
+    assert res["ApiInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "ApiFunction.Alias"}
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["AGENTKIT_TURN_FUNCTION"] == {"Sub": "${AWS::StackName}-turn:live"}
+    dispatch = json.dumps(template["Resources"]["ApiRole"]["Properties"]["Policies"])
+    assert "function:${AWS::StackName}-turn:live" in dispatch

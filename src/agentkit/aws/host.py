@@ -21,19 +21,21 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
-from agentkit.aws.workspace import S3Workspaces
-from agentkit.engine.deadline import Deadline
 from agentkit.engine.fanout import Fanout
 from agentkit.events import Event, EventType
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import ScheduleDispatcher
 from agentkit.sessions import SessionRecord, validate_session_id
+
+if TYPE_CHECKING:  # loaded only when used: a cold start that needs neither skips them
+    from agentkit.aws.workspace import S3Workspaces
+    from agentkit.engine.deadline import Deadline
 
 log = logging.getLogger("agentkit.aws.host")
 
@@ -53,6 +55,15 @@ class LazyClient:
         if self._client is None:
             self._client = self._factory(self._service)
         return getattr(self._client, name)
+
+    @property
+    def built(self) -> Any:
+        """The client made so far, or None."""
+        return self._client
+
+    def reset(self) -> None:
+        """Drop the client (and its connections); the next call makes a new one."""
+        self._client = None
 
 
 class LambdaDispatcher:
@@ -131,6 +142,10 @@ class AwsHost:
 
         self.settings = settings
         self._clients = clients or _default_clients(settings)
+        # Every client the host hands out is lazy: a first request that calls no AWS API
+        # (`/v1/info`, a rejected credential) loads no service model, nor even boto3; and
+        # after a SnapStart restore `renew_clients` swaps them all for fresh ones.
+        self._lazy: list[LazyClient] = []
         self.bundle = bundle or AgentBundle.load_built(settings.build_dir)
         self.store = DynamoDBStore(
             DynamoDBSettings(
@@ -139,10 +154,11 @@ class AwsHost:
                 sessions_table=settings.sessions_table,
                 events_table=settings.events_table,
             ),
-            client=self._clients("dynamodb"),
+            client=self._lazy_client("dynamodb"),
+            max_poll_interval=max(settings.stream_poll_max, 0.05),
         )
         self.timer = EventBridgeTimer(
-            LazyClient(self._clients, "scheduler"),
+            self._lazy_client("scheduler"),
             group=settings.schedule_group,
             target_arn=settings.scheduler_target_arn,
             role_arn=settings.scheduler_role_arn,
@@ -156,16 +172,16 @@ class AwsHost:
             if settings.dispatch == "inline":
                 dispatcher = InlineDispatcher()
             else:
-                dispatcher = LambdaDispatcher(
-                    LazyClient(self._clients, "lambda"), settings.turn_function
-                )
+                dispatcher = LambdaDispatcher(self._lazy_client("lambda"), settings.turn_function)
         if isinstance(dispatcher, InlineDispatcher):
             dispatcher.host = self
         self.dispatcher = dispatcher
         self.workspaces: S3Workspaces | None = None
         if settings.workspace_bucket:
+            from agentkit.aws.workspace import S3Workspaces
+
             self.workspaces = S3Workspaces(
-                LazyClient(self._clients, "s3"),
+                self._lazy_client("s3"),
                 settings.workspace_bucket,
                 max_bytes=settings.workspace_max_bytes,
             )
@@ -216,6 +232,20 @@ class AwsHost:
     def client(self, service: str) -> Any:
         return self._clients(service)
 
+    def _lazy_client(self, service: str) -> LazyClient:
+        lazy = LazyClient(self._clients, service)
+        self._lazy.append(lazy)
+        return lazy
+
+    def renew_clients(self) -> int:
+        """Forget every AWS client this host made, so each is built again (with new
+        connections and credentials) on its next use; how many were dropped. For a
+        SnapStart restore (`agentkit.aws.snapstart`)."""
+        dropped = sum(1 for lazy in self._lazy if lazy.built is not None)
+        for lazy in self._lazy:
+            lazy.reset()
+        return dropped
+
     # -- the API -----------------------------------------------------------------------
 
     def app(self) -> Any:
@@ -230,6 +260,8 @@ class AwsHost:
                 dev=False,
                 auth=auth_chain(self.settings),
                 max_stream_window=self.settings.stream_window,
+                # Mangum sends a response only when it ends: a long poll, not a stream.
+                stream_until_first_events=True,
             )
             self._serve_channels()
             mount = AgentMount(self.slug, self.runtime, host=self, channels=self.channels)

@@ -38,6 +38,11 @@ class AwsSettings:
     stage: str = "prod"
     # API Gateway's HTTP API ends an integration at 30 s; a stream answers before that.
     stream_window: float = 25.0
+    # DynamoDB cannot notify: a waiting stream polls the events table, from every 50 ms
+    # backing off to this while nothing comes. It bounds how late a quiet session's next
+    # event is seen (p95 <= 300 ms), at about 1/stream_poll_max reads a second per waiting
+    # client (5 by default, one read unit each).
+    stream_poll_max: float = 0.2
     # Session workspaces in S3 (agentkit.aws.workspace); None keeps local folders
     # (`sam local`, tests).
     workspace_bucket: str | None = None
@@ -82,6 +87,7 @@ class AwsSettings:
             build_dir=Path(env.get("AGENTKIT_BUILD_DIR") or env.get("LAMBDA_TASK_ROOT") or "."),
             stage=env.get("AGENTKIT_STAGE", "prod"),
             stream_window=float(env.get("AGENTKIT_STREAM_WINDOW", "25")),
+            stream_poll_max=_seconds(env, "AGENTKIT_STREAM_POLL_MAX", 0.2) or 0.2,
             workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
             workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
             turn_margin=_seconds(env, "AGENTKIT_TURN_MARGIN", 120.0),

@@ -32,7 +32,6 @@ from starlette.types import Receive, Scope, Send
 from agentkit import __version__
 from agentkit.engine.service import AgentService
 from agentkit.errors import HttpError, Unauthorized
-from agentkit.mcp import delegate
 from agentkit.sessions import Principal
 
 # The SDK is imported on the first MCP request, not when the app is built: a Lambda cold
@@ -93,6 +92,8 @@ def _tools() -> tuple[types.Tool, types.Tool, types.Tool]:
 
 
 def _ask() -> types.Tool:
+    from agentkit.mcp import delegate
+
     return _tool(
         "ask",
         "Ask the agent something: starts a conversation, or continues one with sessionId and "
@@ -103,6 +104,8 @@ def _ask() -> types.Tool:
 
 
 def _check() -> types.Tool:
+    from agentkit.mcp import delegate
+
     return _tool(
         "check",
         "The state of a conversation's latest turn (completed with its reply, running, "
@@ -112,6 +115,8 @@ def _check() -> types.Tool:
 
 
 def _call_tool() -> types.Tool:
+    from agentkit.mcp import delegate
+
     return _tool(
         "call_tool",
         "Run one of the agent's server tools directly, with no model turn.",
@@ -123,6 +128,8 @@ def build_server(service: AgentService) -> Server[Any]:
     """The MCP server of one agent (cheap: built per request)."""
     from mcp import types
     from mcp.server import Server
+
+    from agentkit.mcp import delegate  # its models load on the first MCP request
 
     has_server_tools = any(t.execution == "server" for t in service.manifest.tools)
     ask, check, call = _tools()

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from agentkit.ab.service import AbService
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
@@ -25,6 +24,9 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         """Per-session assignments (the caller's own sessions unless admin), per-arm totals
         and means, comparisons with confidence sequences, the split check, guardrails and
         `config` from `agent/ab.config.py`."""
+        # Imported here: the report's statistics load on the first A/B request only.
+        from agentkit.ab.service import AbService
+
         experiments: dict[str, Any] = getattr(service, "experiments", {})
         snapshot = getattr(mount.host, "ab_snapshot", None)
         body = await AbService(service, experiments, snapshot=snapshot).report(caller)

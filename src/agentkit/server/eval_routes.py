@@ -12,17 +12,20 @@ mount's host: its agent bundle and, for `persist_runs`, its state directory.
 from __future__ import annotations
 
 import contextlib
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentkit.errors import NotFound
-from agentkit.evals.runs import EvalRunService, StoreRuns
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.routing import DeferredRouter
 from agentkit.server.state import principal
 from agentkit.sessions import Principal
+
+if TYPE_CHECKING:
+    from agentkit.evals.runs import EvalRunService
 
 __all__ = ["eval_router"]
 
@@ -41,6 +44,9 @@ class StartRun(BaseModel):
 
 def eval_service(mount: AgentMount) -> EvalRunService | None:
     """The mount's eval service (made once and kept on the host), or None without a bundle."""
+    # Imported here: the eval runner is loaded by the first eval request, not at cold start.
+    from agentkit.evals.runs import EvalRunService, StoreRuns
+
     host = mount.host
     existing = getattr(host, "eval_runs", None)
     if isinstance(existing, EvalRunService):
@@ -61,12 +67,20 @@ def eval_service(mount: AgentMount) -> EvalRunService | None:
 
 
 def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
-    router = APIRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: evals"])
-    service = eval_service(mount)
+    # Deferred routes, and the service made on the first eval request: an app that never
+    # serves one (a Lambda cold start answering another route) builds none of it.
+    router = DeferredRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: evals"])
+    made: list[EvalRunService | None] = []
+
+    def current() -> EvalRunService | None:
+        if not made:
+            made.append(eval_service(mount))
+        return made[0]
 
     @router.get("/v1/dev/evals")
     async def list_evals(caller: Caller) -> dict[str, Any]:
         """The discovered eval cases and the project's eval config."""
+        service = current()
         if service is None:
             return {
                 "ok": True,
@@ -78,6 +92,7 @@ def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     @router.get("/v1/dev/evals/runs")
     async def list_runs(caller: Caller) -> dict[str, Any]:
         """Recent run snapshots, newest first, and the active run's id."""
+        service = current()
         if service is None:
             return {"ok": True, "runs": []}
         return {"ok": True, **await service.runs()}
@@ -85,6 +100,7 @@ def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     @router.post("/v1/dev/evals/runs", status_code=202)
     async def start_run(body: StartRun, caller: Caller) -> JSONResponse:
         """Start a run: 202 with its snapshot, 404 when nothing matches, 409 while one runs."""
+        service = current()
         if service is None:
             raise NotFound("this agent has no evals")
         snap = await service.start(body.filter_ids or (), body.tags or ())
@@ -93,6 +109,7 @@ def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     @router.get("/v1/dev/evals/runs/{run_id}")
     async def get_run(run_id: RunId, caller: Caller) -> dict[str, Any]:
         """A run's progress per case, then its final `completed` or `failed` status."""
+        service = current()
         if service is None:
             raise NotFound(f"unknown eval run {run_id!r}")
         return {"ok": True, **await service.get(run_id)}

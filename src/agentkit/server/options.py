@@ -46,6 +46,10 @@ class ServerOptions:
     max_stream_window: float | None = None
     # How long one `follow_events` call may wait before the stream loop checks again.
     stream_poll: float = 15.0
+    # A host that buffers each response until it ends (Lambda through Mangum) shows the
+    # client nothing before then: it ends a stream response with its first events (a long
+    # poll), and the client asks again from the next index at once.
+    stream_until_first_events: bool = False
     log_capacity: int = 2000
 
     def base_path(self, slug: str) -> str:

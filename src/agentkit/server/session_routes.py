@@ -126,6 +126,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             window=window,
             poll=options.stream_poll,
             shutdown=server_state(request).shutdown,
+            once=options.stream_until_first_events,
         )
         return StreamingResponse(
             body,

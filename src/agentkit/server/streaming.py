@@ -3,8 +3,9 @@
 The loop asks the service for events at `next_index` with a bounded wait, so it never
 emits an index twice or skips one, and a client resumes by passing the last index it saw
 plus one. It ends when the client leaves (Starlette cancels the generator), when the
-optional window runs out (Lambda), when the server shuts down, or after a task session's
-final event (nothing can follow it).
+optional window runs out (Lambda), when the server shuts down, after a task session's
+final event (nothing can follow it), or, with `once` (a host that buffers each response
+until it ends, as Lambda does), after the first events it sends.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ async def follow_stream(
     window: float | None,
     poll: float,
     shutdown: asyncio.Event,
+    once: bool = False,
 ) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
     deadline = None if window is None else loop.time() + window
@@ -52,7 +54,7 @@ async def follow_stream(
         if fresh:
             next_index = fresh[-1].index + 1
             yield ndjson_lines(fresh)
-            if any(e.type in _FINAL for e in fresh):
+            if once or any(e.type in _FINAL for e in fresh):
                 return
 
 

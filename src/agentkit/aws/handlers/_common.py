@@ -43,6 +43,11 @@ def host() -> AwsHost:
     return _host
 
 
+def current_host() -> AwsHost | None:
+    """The host built (or installed) so far, if any; never builds one."""
+    return _host
+
+
 def use_host(new: AwsHost | None) -> None:
     """Install a host built elsewhere (tests, `sam local` tooling); None forgets it."""
     global _host

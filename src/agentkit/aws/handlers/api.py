@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentkit.aws import snapstart
 from agentkit.aws.handlers._common import host, instrumented, loop
 
 _adapter: Any = None
@@ -41,3 +42,7 @@ def reset() -> None:
     """Forget the adapter (tests that install another host)."""
     global _adapter
     _adapter = None
+
+
+# Under a SnapStart init, build the host and the app now: they go into the snapshot.
+snapstart.register(_mangum)

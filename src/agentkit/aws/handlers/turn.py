@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentkit.aws import snapstart
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
 from agentkit.engine.deadline import Deadline
@@ -41,3 +42,7 @@ def _eval_run(event: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": "bad_request", "message": "runId required"}
     ran = run(host().run_eval(run_id))
     return {"ok": True, "runId": run_id, "ran": ran}
+
+
+# Under a SnapStart init, build the host now: it goes into the snapshot.
+snapstart.register()
