@@ -440,3 +440,19 @@ def test_snapstart_functions_are_invoked_through_their_published_alias(
     assert env["AGENTKIT_TURN_FUNCTION"] == {"Sub": "${AWS::StackName}-turn:live"}
     dispatch = json.dumps(template["Resources"]["ApiRole"]["Properties"]["Policies"])
     assert "function:${AWS::StackName}-turn:live" in dispatch
+
+
+def test_scheduler_deliveries_go_through_the_alias_their_retry_settings_are_on(
+    template: dict[str, Any],
+) -> None:
+    """SAM puts a function's EventInvokeConfig on its AutoPublishAlias: schedules, reminders
+    and lost turns must invoke SchedulerFunction through `live`, or its retries and failure
+    queue never apply."""
+    res = template["Resources"]
+    scheduler = res["SchedulerFunction"]["Properties"]
+    assert scheduler["AutoPublishAlias"] == "live" and "EventInvokeConfig" in scheduler
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    target = json.dumps(env["AGENTKIT_SCHEDULER_TARGET_ARN"])
+    assert target.endswith('-scheduler:live"}'), target
+    on_failure = res["TurnFunction"]["Properties"]["EventInvokeConfig"]["DestinationConfig"]
+    assert json.dumps(on_failure["OnFailure"]["Destination"]).endswith('-scheduler:live"}')
