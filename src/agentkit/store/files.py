@@ -2,7 +2,9 @@
 
 Layout (`root` is the `.agentkit` state folder)::
 
-    sessions/<id>/session.json         metadata (atomic replace; token stored hashed)
+    sessions/<id>/session.json         metadata, written once (token stored hashed)
+    sessions/<id>/updates.ndjson       later changes to it (the token's hash): see
+                                       `_filesession`
     sessions/<id>/events.ndjson        the durable stream, one event per line
     sessions/<id>/interrupt            present while a stop is requested
     sessions/<id>/workspace/           the harness working folder
@@ -50,9 +52,9 @@ from agentkit.store._eventlog import EventLog
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filepaths import PathCache
 from agentkit.store._filerecords import FileRecords
+from agentkit.store._filesession import append_update, read_record
 from agentkit.store._fs import (
     exclusive,
-    read_json,
     read_small,
     try_exclusive,
     unlink,
@@ -180,14 +182,13 @@ class FileStore(FileRecords):
         await self._locked(record.id, create, inline=not self._fsync)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        # One small file, read on the calling thread (see the module docstring).
-        raw = read_json(self._files(session_id).record)
-        return SessionRecord.from_dict(raw) if isinstance(raw, dict) else None
+        # Two small files, read on the calling thread (see the module docstring).
+        return self._get_sync(self._files(session_id).folder)
 
     @staticmethod
     def _get_sync(folder: Path) -> SessionRecord | None:
-        raw = read_json(folder / "session.json")
-        return SessionRecord.from_dict(raw) if isinstance(raw, dict) else None
+        raw = read_record(folder)
+        return SessionRecord.from_dict(raw) if raw is not None else None
 
     async def list_sessions(
         self, principal: str | None, *, limit: int = 50, cursor: str | None = None
@@ -227,10 +228,10 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def touch() -> None:
-            raw = read_json(folder / "session.json")
-            if not isinstance(raw, dict):
+            raw = read_record(folder)
+            if raw is None:
                 raise SessionNotFound(session_id)
-            self._rewrite(folder, raw, updatedAt=now_iso())
+            self._update(folder, raw, updatedAt=now_iso())
 
         await self._locked(session_id, touch, inline=not self._fsync)
 
@@ -238,18 +239,20 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def rotate() -> bool:
-            raw = read_json(folder / "session.json")
-            if not isinstance(raw, dict) or raw.get("tokenHash") != expected_hash:
+            raw = read_record(folder)
+            if raw is None or raw.get("tokenHash") != expected_hash:
                 return False
-            self._rewrite(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
+            self._update(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
             return True
 
         return await self._locked(session_id, rotate, inline=not self._fsync)
 
-    def _rewrite(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
-        # Edits the stored JSON itself, so fields a newer version added survive. The rename
-        # alone survives a killed process; `fsync` adds a power cut (see docs/sessions.md).
-        write_json_atomic(folder / "session.json", {**raw, **changes}, fsync=self._fsync)
+    def _update(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
+        # One append to `updates.ndjson` (not a new `session.json`: see `_filesession`),
+        # carrying every field that ever changes, so its last line alone is current.
+        # Written before returning survives a killed process; `fsync` adds a power cut.
+        current = {"tokenHash": raw.get("tokenHash"), "updatedAt": raw.get("updatedAt")}
+        append_update(folder, {**current, **changes}, fsync=self._fsync)
 
     async def delete_session(self, session_id: str) -> bool:
         folder = self.session_dir(session_id)
@@ -455,8 +458,8 @@ class FileStore(FileRecords):
         files = self._files(session_id)
 
         def flag() -> bool:
-            raw = read_json(files.record)
-            if not isinstance(raw, dict):
+            raw = read_record(files.folder)
+            if raw is None:
                 raise SessionNotFound(session_id)
             if token_hash is not None and raw.get("tokenHash") != token_hash:
                 return False
