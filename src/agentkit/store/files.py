@@ -165,7 +165,11 @@ class FileStore(FileRecords):
         def create() -> None:
             if files.exists():
                 raise SessionExists(record.id)
-            files.workspace.mkdir(parents=True, exist_ok=True)
+            try:  # two calls: `mkdir(parents=True)` would try the workspace first, and fail
+                os.mkdir(files.folder)
+                os.mkdir(files.workspace)
+            except OSError:  # left by an interrupted creation, or `sessions/` removed
+                files.workspace.mkdir(parents=True, exist_ok=True)
             os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
             if self._fsync:
                 write_json_atomic(files.record, record.to_dict())
@@ -543,15 +547,16 @@ class FileStore(FileRecords):
         # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
         # Views grow after they are made, so the byte bound is approximate anyway: summing
         # every view on each new session cost more than the rest of a turn's bookkeeping.
+        # (The count bound alone needs no sum: a full cache evicts on every new session.)
+        evicted: list[EventLog] = []
+        while len(self._logs) > self._cache_size:
+            evicted.append(self._logs.popitem(last=False)[1])
         self._since_sum += 1
-        if len(self._logs) <= self._cache_size and self._since_sum < _SUM_EVERY:
-            return []
+        if self._since_sum < _SUM_EVERY:
+            return evicted
         self._since_sum = 0
         total = sum(log.cached_bytes for log in self._logs.values())
-        evicted: list[EventLog] = []
-        while len(self._logs) > 1 and (
-            len(self._logs) > self._cache_size or total > self._cache_bytes
-        ):
+        while len(self._logs) > 1 and total > self._cache_bytes:
             _, dropped = self._logs.popitem(last=False)
             total -= dropped.cached_bytes
             evicted.append(dropped)
