@@ -123,6 +123,8 @@ def read_small(path: Path) -> bytes | None:
         while chunk := os.pread(held, 4096, at):
             chunks.append(chunk)
             at += len(chunk)
+            if len(chunk) < 4096:
+                break  # a regular file's short read is its end: no second call to learn it
         return b"".join(chunks).strip()
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -293,14 +293,19 @@ class FileStore(FileRecords):
         log = self._log(session_id)
 
         def append() -> list[Event]:
-            if not files.exists():
-                raise SessionNotFound(session_id)
             if lease_holder is not None:
                 # Under the session lock, which every lease change takes too.
                 lease = self._read_lease(files.lease)
                 if lease is None or lease.holder != lease_holder:
+                    if not files.exists():
+                        raise SessionNotFound(session_id)
                     raise LeaseLost(session_id)
-            return log.append(drafts, fsync=self._fsync)
+            try:
+                # No `stat` of `session.json` first: `events.ndjson` is made before it and
+                # removed with it (the folder is moved away whole), so its absence says.
+                return log.append(drafts, fsync=self._fsync)
+            except FileNotFoundError:
+                raise SessionNotFound(session_id) from None
 
         inline = not self._fsync and log.cheap_to_append()
         recorded = await self._locked(session_id, append, inline=inline)
