@@ -304,7 +304,7 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
             except ValueError:
                 torn.append(raw[:40].decode(errors="replace"))
             # The record as a reader holding no lock sees it, changes applied.
-            current = FileStore._get_sync(path.parent)
+            current = store._get_sync(path.parent)
             seen.append(current.token_hash if current is not None else None)
 
     watcher = threading.Thread(target=reader)
@@ -326,6 +326,22 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
     ]
     reopened = await FileStore(store.root).get_session(record.id)
     assert reopened is not None and reopened.token_hash == tokens[-1]
+
+
+async def test_a_kept_record_notices_changes_made_through_another_store(
+    store: FileStore,
+) -> None:
+    record = await new_session(store, token_hash=hash_token("a"))
+    other = FileStore(store.root)
+    assert (await store.get_session(record.id)).token_hash == hash_token("a")  # type: ignore[union-attr]
+
+    for old, new in [("a", "b"), ("b", "c")]:
+        assert await other.rotate_token(record.id, hash_token(old), hash_token(new))
+        found = await store.get_session(record.id)
+        assert found is not None and found.token_hash == hash_token(new)
+
+    assert await other.delete_session(record.id)
+    assert await store.get_session(record.id) is None
 
 
 async def test_a_torn_or_damaged_token_update_leaves_the_previous_token(

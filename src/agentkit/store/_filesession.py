@@ -103,3 +103,41 @@ def _last_line(data: bytes, *, whole: bool) -> dict[str, Any] | None:
         if isinstance(value, dict):
             return value
     return None
+
+
+class RecordCache:
+    """`read_record` results kept while neither file changed, checked by two `stat`s (a
+    follow-up reads its session's record two or three times; each read opened and parsed
+    both files). Only for readers: compare-and-set changes read the files under the lock.
+
+    Sound because the `stat`s come before the read: what is kept is at least as new as the
+    key it is kept under, so a change is never hidden, at worst read twice. `session.json`
+    is replaced by a rename (a new inode) and the log only grows (a new size).
+    """
+
+    def __init__(self, keep: int = 4096) -> None:
+        self._keep = keep
+        self._known: dict[Path, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def read(self, folder: Path) -> dict[str, Any] | None:
+        """Like `read_record`; the dict returned is shared: do not change it."""
+        try:
+            st = os.stat(folder / "session.json")
+        except (FileNotFoundError, NotADirectoryError):
+            self._known.pop(folder, None)
+            return None
+        try:
+            su = os.stat(folder / UPDATES)
+            updates: tuple[int, int, int] | None = (su.st_ino, su.st_size, su.st_mtime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            updates = None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, updates)
+        hit = self._known.get(folder)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        raw = read_record(folder)
+        if raw is not None:
+            if len(self._known) >= self._keep:
+                self._known.clear()
+            self._known[folder] = (key, raw)
+        return raw

@@ -52,7 +52,7 @@ from agentkit.store._eventlog import EventLog
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filepaths import PathCache
 from agentkit.store._filerecords import FileRecords
-from agentkit.store._filesession import append_update, read_record
+from agentkit.store._filesession import RecordCache, append_update, read_record
 from agentkit.store._fs import (
     exclusive,
     read_small,
@@ -124,6 +124,7 @@ class FileStore(FileRecords):
         self._trash = self.root / ".trash"
         self._index = SessionIndex(self.root / "index", fsync=fsync)
         self._files = PathCache(self._sessions, self._locks)
+        self._records = RecordCache()
         self._clock = clock
         self._fsync = fsync
         self._poll = poll_interval
@@ -186,12 +187,11 @@ class FileStore(FileRecords):
         await self._locked(record.id, create, inline=not self._fsync)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        # Two small files, read on the calling thread (see the module docstring).
+        # Two small files (or two `stat`s), read on the calling thread (see the docstring).
         return self._get_sync(self._files(session_id).folder)
 
-    @staticmethod
-    def _get_sync(folder: Path) -> SessionRecord | None:
-        raw = read_record(folder)
+    def _get_sync(self, folder: Path) -> SessionRecord | None:
+        raw = self._records.read(folder)
         return SessionRecord.from_dict(raw) if raw is not None else None
 
     async def list_sessions(
