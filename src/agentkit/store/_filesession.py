@@ -107,8 +107,9 @@ def _last_line(data: bytes, *, whole: bool) -> dict[str, Any] | None:
 
 class RecordCache:
     """`read_record` results kept while neither file changed, checked by two `stat`s (a
-    follow-up reads its session's record two or three times; each read opened and parsed
-    both files). Only for readers: compare-and-set changes read the files under the lock.
+    follow-up reads its session's record three or four times; each read opened and parsed
+    both files). Compare-and-set changes use it too, under the session lock: no writer can
+    change the files between their `stat`s and their use of the answer.
 
     Sound because the `stat`s come before the read: what is kept is at least as new as the
     key it is kept under, so a change is never hidden, at worst read twice. `session.json`

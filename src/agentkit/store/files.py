@@ -52,7 +52,7 @@ from agentkit.store._eventlog import EventLog
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filepaths import PathCache
 from agentkit.store._filerecords import FileRecords
-from agentkit.store._filesession import RecordCache, append_update, read_record
+from agentkit.store._filesession import RecordCache, append_update
 from agentkit.store._fs import (
     exclusive,
     read_small,
@@ -232,7 +232,7 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def touch() -> None:
-            raw = read_record(folder)
+            raw = self._records.read(folder)
             if raw is None:
                 raise SessionNotFound(session_id)
             self._update(folder, raw, updatedAt=now_iso())
@@ -243,7 +243,7 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def rotate() -> bool:
-            raw = read_record(folder)
+            raw = self._records.read(folder)
             if raw is None or raw.get("tokenHash") != expected_hash:
                 return False
             self._update(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
@@ -467,7 +467,7 @@ class FileStore(FileRecords):
         files = self._files(session_id)
 
         def flag() -> bool:
-            raw = read_record(files.folder)
+            raw = self._records.read(files.folder)
             if raw is None:
                 raise SessionNotFound(session_id)
             if token_hash is not None and raw.get("tokenHash") != token_hash:
