@@ -12,7 +12,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,7 +22,6 @@ from agentkit.errors import InvalidId, StoreError
 from agentkit.events import MessageAppended, draft
 from agentkit.sessions import SessionRecord, hash_token, new_http_token, new_session_id
 from agentkit.store.files import FileStore
-from agentkit.store.memory import MemoryStore
 from tests.store._workers import append_batches, append_forever, append_many
 from tests.store.test_contract import HOSTILE_IDS
 
@@ -391,37 +389,6 @@ async def test_follow_is_woken_by_an_append_not_by_its_poll(tmp_path: Path) -> N
     events = await asyncio.wait_for(follower, 10)
 
     assert [e.data["text"] for e in events] == ["now"]
-
-
-@pytest.mark.parametrize("kind", ["files", "memory"])
-async def test_a_follower_on_the_same_loop_sees_each_append_before_the_appender_goes_on(
-    tmp_path: Path, kind: str
-) -> None:
-    # A turn that only appends (no other wait) must not hold its followers back until it
-    # ends: each append lets a follower woken on this loop run before it returns.
-    store: Any = (
-        FileStore(tmp_path / "state", poll_interval=30) if kind == "files" else MemoryStore()
-    )
-    record = SessionRecord(id=new_session_id())
-    await store.create_session(record)
-    seen: list[str] = []
-
-    async def follow() -> None:
-        start = 0
-        while len(seen) < 3:
-            for event in await store.follow(record.id, start, timeout=60):
-                seen.append(event.data["text"])
-                start = event.index + 1
-
-    follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.1)  # let the follower settle into its wait
-    seen_after: list[list[str]] = []
-    for text in ("one", "two", "three"):
-        await store.append(record.id, [note(text)])
-        seen_after.append(list(seen))
-    await asyncio.wait_for(follower, 10)
-
-    assert seen_after == [["one"], ["one", "two"], ["one", "two", "three"]]
 
 
 async def test_follow_is_woken_by_another_store_instance_in_the_process(

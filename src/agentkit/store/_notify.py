@@ -1,15 +1,8 @@
 """Wake followers when a session gets new events, across threads and event loops.
 
 Each follower registers a future on its own loop before it looks for events (so an append
-between the look and the wait cannot be missed). `notify` completes every registered
-future: directly when the appender runs on the follower's own loop thread (the common case
-of `agentkit serve`, where turns and streams share one loop), through
-`call_soon_threadsafe` otherwise, so appenders on any thread or loop can wake it.
-
-`notify` says how many followers on the caller's own loop it woke: such an appender should
-then yield to the loop once (`yield_to_followers`), or the followers would only run when
-the appender next waits for something, which a turn doing only quick local work may not do
-until it ends.
+between the look and the wait cannot be missed); `notify` completes every registered
+future through `call_soon_threadsafe`, so appenders on any thread or loop can wake it.
 """
 
 from __future__ import annotations
@@ -25,38 +18,25 @@ class Waiter:
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.future: asyncio.Future[bool] = self.loop.create_future()
+        self.future: asyncio.Future[None] = self.loop.create_future()
 
-    def _set(self, woken: bool) -> None:
-        if not self.future.done():
-            self.future.set_result(woken)
+    def wake(self) -> None:
+        def _set() -> None:
+            if not self.future.done():
+                self.future.set_result(None)
 
-    def wake(self) -> bool:
-        """Complete the wait; True when that was done here, on the follower's own loop."""
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
-            self._set(True)
-            return True
         with contextlib.suppress(RuntimeError):  # the follower's loop already closed
-            self.loop.call_soon_threadsafe(self._set, True)
-        return False
+            self.loop.call_soon_threadsafe(_set)
 
     async def wait(self, timeout: float) -> bool:
         """True if woken, False on timeout."""
-        if self.future.done():
-            return self.future.result()
         if timeout <= 0:
-            return False
-        # A timer on the future itself: `wait_for` and `shield` would each add a task or a
-        # callback hop between the append and the follower running.
-        timer = self.loop.call_later(timeout, self._set, False)
+            return self.future.done()
         try:
-            return await self.future
-        finally:
-            timer.cancel()
+            await asyncio.wait_for(asyncio.shield(self.future), timeout)
+        except TimeoutError:
+            return False
+        return True
 
 
 class Notifier:
@@ -81,14 +61,8 @@ class Notifier:
                     if not group:
                         del self._waiters[key]
 
-    def notify(self, key: str) -> int:
-        """Wake the key's followers; returns how many of them wait on the caller's loop."""
+    def notify(self, key: str) -> None:
         with self._lock:
             group = list(self._waiters.get(key, ()))
-        return sum(waiter.wake() for waiter in group)
-
-
-async def yield_to_followers(woken: int) -> None:
-    """Let followers woken on this loop run before the appender goes on (see above)."""
-    if woken:
-        await asyncio.sleep(0)
+        for waiter in group:
+            waiter.wake()

@@ -62,7 +62,7 @@ from agentkit.store._fs import (
     write_in_place,
     write_json_atomic,
 )
-from agentkit.store._notify import Notifier, yield_to_followers
+from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
 from agentkit.store.base import Lease, Page
 from agentkit.store.ids import (
@@ -310,7 +310,7 @@ class FileStore(FileRecords):
         inline = not self._fsync and log.cheap_to_append()
         recorded = await self._locked(session_id, append, inline=inline)
         if recorded:
-            await yield_to_followers(_NOTIFIER.notify(str(files.events)))
+            _NOTIFIER.notify(str(files.events))
         return recorded
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:

@@ -20,7 +20,7 @@ from agentkit.events import Event, EventDraft, now_iso
 from agentkit.scheduling.records import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store._evalruns import detached, newest_first, run_id_of
-from agentkit.store._notify import Notifier, yield_to_followers
+from agentkit.store._notify import Notifier
 from agentkit.store.base import Claim, Lease, Page
 from agentkit.store.ids import (
     created_ms,
@@ -147,7 +147,7 @@ class MemoryStore:
             ]
             found.events.extend(recorded)
         if recorded:
-            await yield_to_followers(self._notifier.notify(session_id))
+            self._notifier.notify(session_id)
         return recorded
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
