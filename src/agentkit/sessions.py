@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
@@ -171,6 +171,15 @@ def fold_status(events: Iterable[Event]) -> SessionStatus:
 _STATUS_RESETS = frozenset(
     {EventType.TURN_COMPLETED, EventType.TURN_FAILED, EventType.SESSION_WAITING}
 )
+
+
+def fold_status_recent(events: Sequence[Event]) -> SessionStatus:
+    """`fold_status` of `events`, folding only from the last turn-ending event (the same
+    answer: see `_STATUS_RESETS`), so a long history costs a short backwards scan."""
+    for pos in range(len(events) - 1, -1, -1):
+        if events[pos].type in _STATUS_RESETS:
+            return fold_status(events[pos:])
+    return fold_status(events)
 
 
 async def fold_status_tail(

@@ -292,6 +292,7 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
     path = store.session_dir(record.id) / "session.json"
     done = threading.Event()
     torn: list[str] = []
+    seen: list[str | None] = []
 
     def reader() -> None:
         while not done.is_set():
@@ -300,6 +301,9 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
                 json.loads(raw)
             except ValueError:
                 torn.append(raw[:40].decode(errors="replace"))
+            # The record as a reader holding no lock sees it, changes applied.
+            current = store._get_sync(path.parent)
+            seen.append(current.token_hash if current is not None else None)
 
     watcher = threading.Thread(target=reader)
     watcher.start()
@@ -311,7 +315,63 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
         await asyncio.to_thread(watcher.join)
 
     assert torn == []
-    assert sorted(os.listdir(path.parent)) == ["events.ndjson", "session.json", "workspace"]
+    assert seen and set(seen) <= set(tokens)  # never a torn or missing token
+    assert sorted(os.listdir(path.parent)) == [
+        "events.ndjson",
+        "session.json",
+        "updates.ndjson",
+        "workspace",
+    ]
+    reopened = await FileStore(store.root).get_session(record.id)
+    assert reopened is not None and reopened.token_hash == tokens[-1]
+
+
+async def test_a_kept_record_notices_changes_made_through_another_store(
+    store: FileStore,
+) -> None:
+    record = await new_session(store, token_hash=hash_token("a"))
+    other = FileStore(store.root)
+    assert (await store.get_session(record.id)).token_hash == hash_token("a")  # type: ignore[union-attr]
+
+    for old, new in [("a", "b"), ("b", "c")]:
+        assert await other.rotate_token(record.id, hash_token(old), hash_token(new))
+        found = await store.get_session(record.id)
+        assert found is not None and found.token_hash == hash_token(new)
+
+    assert await other.delete_session(record.id)
+    assert await store.get_session(record.id) is None
+
+
+async def test_a_torn_or_damaged_token_update_leaves_the_previous_token(
+    store: FileStore,
+) -> None:
+    record = await new_session(store, token_hash=hash_token("a"))
+    assert await store.rotate_token(record.id, hash_token("a"), hash_token("b"))
+    updates = store.session_dir(record.id) / "updates.ndjson"
+    with updates.open("ab") as f:
+        f.write(b'\n{"tokenHash": "' + hash_token("c").encode())  # a writer killed mid-line
+
+    found = await FileStore(store.root).get_session(record.id)
+    assert found is not None and found.token_hash == hash_token("b")
+    assert not await store.rotate_token(record.id, hash_token("c"), hash_token("d"))
+    assert await store.rotate_token(record.id, hash_token("b"), hash_token("d"))
+    with updates.open("ab") as f:
+        f.write(b"\n\x00\x00garbage\n")  # a power cut's leftovers
+
+    found = await FileStore(store.root).get_session(record.id)
+    assert found is not None and found.token_hash == hash_token("d")
+
+
+async def test_many_token_rotations_read_back_the_newest(store: FileStore) -> None:
+    tokens = [hash_token(f"t{i}") for i in range(60)]
+    record = await new_session(store, token_hash=tokens[0])
+    for old, new in itertools.pairwise(tokens):
+        assert await store.rotate_token(record.id, old, new)
+    await store.touch_session(record.id)
+
+    found = await FileStore(store.root).get_session(record.id)
+    assert found is not None and found.token_hash == tokens[-1]
+    assert found.updated_at >= record.updated_at
 
 
 # follow

@@ -71,12 +71,13 @@ def _usage(raw: Any) -> Usage:
 
 def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
     """What the session's events say about spending so far."""
-    spent = last = Spend()
+    spent = Spend()
+    last_step: dict[str, Any] | None = None
     session_grants = turn_grants = 0
     for ev in events:
         t, d = ev.type, ev.data
         if t == EventType.STEP_COMPLETED:
-            last = Spend().plus(_usage(d.get("usage")), _cost(d.get("costUsd")))
+            last_step = d  # only the latest counts: parsed once, after the loop
         elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED) and ev.turn_id != turn_id:
             spent = spent.plus(_usage(d.get("usage")), _cost(d.get("costUsd")))
         elif (
@@ -86,6 +87,11 @@ def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
         ):
             session_grants += 1
             turn_grants += ev.turn_id == turn_id
+    last = (
+        Spend()
+        if last_step is None
+        else Spend().plus(_usage(last_step.get("usage")), _cost(last_step.get("costUsd")))
+    )
     return SessionSpend(spent, last, session_grants, turn_grants)
 
 

@@ -19,7 +19,7 @@ from agentkit.engine.fold import fold_turn, open_turns
 from agentkit.engine.turns import fail_turn
 from agentkit.errors import Conflict
 from agentkit.events import Event
-from agentkit.sessions import SessionRecord, SessionStatus, fold_status
+from agentkit.sessions import SessionRecord, SessionStatus, fold_status_recent
 from agentkit.store.base import Store
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
     """
     store = rt.store
     events = await store.read(record.id)
-    status = fold_status(events)
+    status = fold_status_recent(events)
     if status == SessionStatus.AWAITING_APPROVAL:
         await _still_current(rt, record, token_hash)
         await abandon_parked(rt, record, events)
@@ -71,7 +71,7 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
         await asyncio.sleep(SETTLE_POLL)
         events = await store.read(record.id)
         if (
-            fold_status(events) != SessionStatus.RUNNING
+            fold_status_recent(events) != SessionStatus.RUNNING
             and await store.get_lease(record.id) is None
         ):
             return

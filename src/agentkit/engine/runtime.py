@@ -224,7 +224,8 @@ class AgentRuntime:
         """The session's workspace folder (the store's, when it keeps one)."""
         fn = getattr(self.store, "workspace_dir", None)
         if callable(fn):
-            return Path(fn(session_id))
+            found = fn(session_id)
+            return found if isinstance(found, Path) else Path(found)
         return self.state_root / "sessions" / session_id / "workspace"
 
     def model(self) -> Model:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import inspect
 import time
@@ -148,7 +149,9 @@ def authored_entry(spec: ToolSpec, definition: ToolDefinition | None) -> ToolEnt
     )
 
 
+@functools.lru_cache(maxsize=512)
 def _arity(fn: Callable[..., Any]) -> int:
+    # Cached per handler: `inspect.signature` was a tenth of a turn's engine time.
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

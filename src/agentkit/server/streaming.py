@@ -41,49 +41,80 @@ async def follow_stream(
     loop = asyncio.get_running_loop()
     deadline = None if window is None else loop.time() + window
     next_index = start
-    while not shutdown.is_set():
-        wait = poll if deadline is None else min(poll, deadline - loop.time())
-        if wait <= 0:
-            return
-        events = await _follow_or_shutdown(
-            service, session_id, principal=principal, start=next_index, wait=wait, shutdown=shutdown
-        )
-        if events is None:
-            return
-        fresh = [e for e in events if e.index >= next_index]
-        if fresh:
-            next_index = fresh[-1].index + 1
-            yield ndjson_lines(fresh)
-            if once or any(e.type in _FINAL for e in fresh):
+    follower = _Follower(service, session_id, principal, shutdown)
+    try:
+        while not shutdown.is_set():
+            wait = poll if deadline is None else min(poll, deadline - loop.time())
+            if wait <= 0:
                 return
-
-
-async def _follow_or_shutdown(
-    service: AgentService,
-    session_id: str,
-    *,
-    principal: Principal,
-    start: int,
-    wait: float,
-    shutdown: asyncio.Event,
-) -> list[Event] | None:
-    """The next events, or None when the stream should end (shutdown, session gone)."""
-    follow = asyncio.ensure_future(
-        service.follow_events(session_id, principal=principal, start=start, timeout=wait)
-    )
-    stopper = asyncio.ensure_future(shutdown.wait())
-    try:
-        done, _ = await asyncio.wait({follow, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            events = await follower.next(next_index, wait)
+            if events is None:
+                return
+            fresh = [e for e in events if e.index >= next_index]
+            if fresh:
+                next_index = fresh[-1].index + 1
+                yield ndjson_lines(fresh)
+                if once or any(e.type in _FINAL for e in fresh):
+                    return
     finally:
-        for task in (follow, stopper):
-            if not task.done():
-                task.cancel()
+        await follower.close()
+
+
+class _Follower:
+    """Bounded waits for a session's next events that a server shutdown cuts short.
+
+    Each wait runs as a task the stream awaits directly, and one watcher per stream cancels
+    it on shutdown: an event is then one loop iteration from its append to the stream (the
+    store wakes the wait), where racing the wait against the shutdown with `asyncio.wait`
+    on every call cost two more, during which the turn that appended it runs on.
+    """
+
+    def __init__(
+        self,
+        service: AgentService,
+        session_id: str,
+        principal: Principal,
+        shutdown: asyncio.Event,
+    ) -> None:
+        self.service = service
+        self.session_id = session_id
+        self.principal = principal
+        self.shutdown = shutdown
+        self.current: asyncio.Future[list[Event]] | None = None
+        self.watcher = asyncio.ensure_future(shutdown.wait())
+        self.watcher.add_done_callback(self._stop)
+
+    def _stop(self, _: object) -> None:
+        if self.current is not None:
+            self.current.cancel()
+
+    async def next(self, start: int, wait: float) -> list[Event] | None:
+        """The next events, or None when the stream should end (shutdown, session gone)."""
+        follow = asyncio.ensure_future(
+            self.service.follow_events(
+                self.session_id, principal=self.principal, start=start, timeout=wait
+            )
+        )
+        self.current = follow
+        try:
+            return await follow
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            ours = current is None or not current.cancelling()  # not the client leaving
+            if ours and follow.cancelled() and self.shutdown.is_set():
+                return None  # the server is shutting down: end the response
+            raise
+        except AgentkitError:
+            # The session was deleted or access changed mid-stream: end the response cleanly.
+            return None
+        finally:
+            self.current = None
+            if not follow.done():
+                follow.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-    if follow not in done:
-        return None
-    try:
-        return follow.result()
-    except AgentkitError:
-        # The session was deleted or access changed mid-stream: end the response cleanly.
-        return None
+                    await follow
+
+    async def close(self) -> None:
+        self.watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.watcher

@@ -57,6 +57,7 @@ class EventLog:
         self._mutex = threading.Lock()
         self._events: list[Event] = []
         self._offset = 0
+        self._seen_size: int | None = None  # the size `_catch_up` last saw
         self._inode: int | None = None
         self._no_marker = False  # the legacy batch marker is known to be gone
         # The file kept open for writing between appends (an `open` per append was a good
@@ -131,7 +132,7 @@ class EventLog:
         with self._mutex:
             if not self._catch_up():
                 return None
-            self._repair()
+            self._repair(self._seen_size)  # nobody wrote since: we hold the lock
             return self._events[max(0, start) : end]
 
     def size_cached(self) -> int | None:
@@ -160,7 +161,7 @@ class EventLog:
         with self._mutex:
             if not self._catch_up():
                 raise FileNotFoundError(self.path)
-            self._repair()
+            self._repair(self._seen_size)  # nobody wrote since: we hold the lock
             if not self._no_marker:
                 # A legacy marker is meaningless once the repair ran, and a stale one would
                 # hide (and later cut) what is appended past its offset.
@@ -199,19 +200,22 @@ class EventLog:
             unlink(self.pending)
             raise StoreError(f"could not append to session {self.session_id}: {exc}") from exc
 
-    def _interrupted(self) -> bool:
-        """Whether bytes past the view are left from an interrupted write (lock held)."""
-        try:
-            size = os.stat(self.path).st_size
-        except FileNotFoundError:
-            return False
+    def _interrupted(self, size: int | None = None) -> bool:
+        """Whether bytes past the view are left from an interrupted write (lock held);
+        `size`: the file's size, when the caller knows it."""
+        if size is None:
+            try:
+                size = os.stat(self.path).st_size
+            except FileNotFoundError:
+                return False
         # A legacy marker needs no look here: `_catch_up` never reads past one, so a batch
         # it announces that was cut short leaves bytes past the view.
         return size != self._offset
 
-    def _repair(self) -> None:
-        """Cut a torn tail or an unfinished batch. Only safe with the session lock held."""
-        if not self._interrupted():
+    def _repair(self, size: int | None = None) -> None:
+        """Cut a torn tail or an unfinished batch. Only safe with the session lock held
+        (held since `size` was seen, when it is given)."""
+        if not self._interrupted(size):
             return
         size = os.stat(self.path).st_size
         log.warning(
@@ -236,6 +240,7 @@ class EventLog:
         except (FileNotFoundError, NotADirectoryError):
             self._reset(None)
             return False
+        self._seen_size = st.st_size
         if st.st_ino != self._inode or st.st_size < self._offset:
             self._reset(st.st_ino)
         if st.st_size == self._offset:

@@ -75,14 +75,15 @@ def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
             os.close(fd)
         os.replace(tmp, path)
         if fsync:
-            _fsync_folder(path.parent)  # the rename itself, so the new name survives too
+            fsync_folder(path.parent)  # the rename itself, so the new name survives too
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a new or renamed name) to disk, where that is possible."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # not possible everywhere (Windows); the contents are flushed anyway
@@ -122,6 +123,8 @@ def read_small(path: Path) -> bytes | None:
         while chunk := os.pread(held, 4096, at):
             chunks.append(chunk)
             at += len(chunk)
+            if len(chunk) < 4096:
+                break  # a regular file's short read is its end: no second call to learn it
         return b"".join(chunks).strip()
     try:
         fd = os.open(path, os.O_RDONLY)

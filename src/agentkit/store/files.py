@@ -2,7 +2,9 @@
 
 Layout (`root` is the `.agentkit` state folder)::
 
-    sessions/<id>/session.json         metadata (atomic replace; token stored hashed)
+    sessions/<id>/session.json         metadata, written once (token stored hashed)
+    sessions/<id>/updates.ndjson       later changes to it (the token's hash): see
+                                       `_filesession`
     sessions/<id>/events.ndjson        the durable stream, one event per line
     sessions/<id>/interrupt            present while a stop is requested
     sessions/<id>/workspace/           the harness working folder
@@ -50,9 +52,9 @@ from agentkit.store._eventlog import EventLog
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filepaths import PathCache
 from agentkit.store._filerecords import FileRecords
+from agentkit.store._filesession import RecordCache, append_update
 from agentkit.store._fs import (
     exclusive,
-    read_json,
     read_small,
     try_exclusive,
     unlink,
@@ -122,6 +124,7 @@ class FileStore(FileRecords):
         self._trash = self.root / ".trash"
         self._index = SessionIndex(self.root / "index", fsync=fsync)
         self._files = PathCache(self._sessions, self._locks)
+        self._records = RecordCache()
         self._clock = clock
         self._fsync = fsync
         self._poll = poll_interval
@@ -163,7 +166,11 @@ class FileStore(FileRecords):
         def create() -> None:
             if files.exists():
                 raise SessionExists(record.id)
-            files.workspace.mkdir(parents=True, exist_ok=True)
+            try:  # two calls: `mkdir(parents=True)` would try the workspace first, and fail
+                os.mkdir(files.folder)
+                os.mkdir(files.workspace)
+            except OSError:  # left by an interrupted creation, or `sessions/` removed
+                files.workspace.mkdir(parents=True, exist_ok=True)
             os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
             if self._fsync:
                 write_json_atomic(files.record, record.to_dict())
@@ -180,14 +187,12 @@ class FileStore(FileRecords):
         await self._locked(record.id, create, inline=not self._fsync)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        # One small file, read on the calling thread (see the module docstring).
-        raw = read_json(self._files(session_id).record)
-        return SessionRecord.from_dict(raw) if isinstance(raw, dict) else None
+        # Two small files (or two `stat`s), read on the calling thread (see the docstring).
+        return self._get_sync(self._files(session_id).folder)
 
-    @staticmethod
-    def _get_sync(folder: Path) -> SessionRecord | None:
-        raw = read_json(folder / "session.json")
-        return SessionRecord.from_dict(raw) if isinstance(raw, dict) else None
+    def _get_sync(self, folder: Path) -> SessionRecord | None:
+        raw = self._records.read(folder)
+        return SessionRecord.from_dict(raw) if raw is not None else None
 
     async def list_sessions(
         self, principal: str | None, *, limit: int = 50, cursor: str | None = None
@@ -227,10 +232,10 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def touch() -> None:
-            raw = read_json(folder / "session.json")
-            if not isinstance(raw, dict):
+            raw = self._records.read(folder)
+            if raw is None:
                 raise SessionNotFound(session_id)
-            self._rewrite(folder, raw, updatedAt=now_iso())
+            self._update(folder, raw, updatedAt=now_iso())
 
         await self._locked(session_id, touch, inline=not self._fsync)
 
@@ -238,18 +243,20 @@ class FileStore(FileRecords):
         folder = self.session_dir(session_id)
 
         def rotate() -> bool:
-            raw = read_json(folder / "session.json")
-            if not isinstance(raw, dict) or raw.get("tokenHash") != expected_hash:
+            raw = self._records.read(folder)
+            if raw is None or raw.get("tokenHash") != expected_hash:
                 return False
-            self._rewrite(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
+            self._update(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
             return True
 
         return await self._locked(session_id, rotate, inline=not self._fsync)
 
-    def _rewrite(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
-        # Edits the stored JSON itself, so fields a newer version added survive. The rename
-        # alone survives a killed process; `fsync` adds a power cut (see docs/sessions.md).
-        write_json_atomic(folder / "session.json", {**raw, **changes}, fsync=self._fsync)
+    def _update(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
+        # One append to `updates.ndjson` (not a new `session.json`: see `_filesession`),
+        # carrying every field that ever changes, so its last line alone is current.
+        # Written before returning survives a killed process; `fsync` adds a power cut.
+        current = {"tokenHash": raw.get("tokenHash"), "updatedAt": raw.get("updatedAt")}
+        append_update(folder, {**current, **changes}, fsync=self._fsync)
 
     async def delete_session(self, session_id: str) -> bool:
         folder = self.session_dir(session_id)
@@ -286,14 +293,19 @@ class FileStore(FileRecords):
         log = self._log(session_id)
 
         def append() -> list[Event]:
-            if not files.exists():
-                raise SessionNotFound(session_id)
             if lease_holder is not None:
                 # Under the session lock, which every lease change takes too.
                 lease = self._read_lease(files.lease)
                 if lease is None or lease.holder != lease_holder:
+                    if not files.exists():
+                        raise SessionNotFound(session_id)
                     raise LeaseLost(session_id)
-            return log.append(drafts, fsync=self._fsync)
+            try:
+                # No `stat` of `session.json` first: `events.ndjson` is made before it and
+                # removed with it (the folder is moved away whole), so its absence says.
+                return log.append(drafts, fsync=self._fsync)
+            except FileNotFoundError:
+                raise SessionNotFound(session_id) from None
 
         inline = not self._fsync and log.cheap_to_append()
         recorded = await self._locked(session_id, append, inline=inline)
@@ -455,8 +467,8 @@ class FileStore(FileRecords):
         files = self._files(session_id)
 
         def flag() -> bool:
-            raw = read_json(files.record)
-            if not isinstance(raw, dict):
+            raw = self._records.read(files.folder)
+            if raw is None:
                 raise SessionNotFound(session_id)
             if token_hash is not None and raw.get("tokenHash") != token_hash:
                 return False
@@ -540,15 +552,16 @@ class FileStore(FileRecords):
         # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
         # Views grow after they are made, so the byte bound is approximate anyway: summing
         # every view on each new session cost more than the rest of a turn's bookkeeping.
+        # (The count bound alone needs no sum: a full cache evicts on every new session.)
+        evicted: list[EventLog] = []
+        while len(self._logs) > self._cache_size:
+            evicted.append(self._logs.popitem(last=False)[1])
         self._since_sum += 1
-        if len(self._logs) <= self._cache_size and self._since_sum < _SUM_EVERY:
-            return []
+        if self._since_sum < _SUM_EVERY:
+            return evicted
         self._since_sum = 0
         total = sum(log.cached_bytes for log in self._logs.values())
-        evicted: list[EventLog] = []
-        while len(self._logs) > 1 and (
-            len(self._logs) > self._cache_size or total > self._cache_bytes
-        ):
+        while len(self._logs) > 1 and total > self._cache_bytes:
             _, dropped = self._logs.popitem(last=False)
             total -= dropped.cached_bytes
             evicted.append(dropped)

@@ -1,0 +1,144 @@
+"""A session's record on disk: `session.json` plus `updates.ndjson`, its log of changes.
+
+`session.json` is written once, when the session is created. What changes later (the
+continuation token's hash on every follow-up, `updatedAt`) is appended to `updates.ndjson`
+as one JSON line holding every changed field, so the last whole line alone is the current
+state of those fields. Replacing `session.json` through a new file and a rename, as each
+token rotation once did, cost ten to a hundred times more than this append on ext4 (a rename
+over a file with fresh data makes ext4 write that data out at once); appending to a file
+that exists costs a write.
+
+Each line is written as `\\n<json>\\n` in one `O_APPEND` write, so a line torn by a killed
+writer stays on a line of its own and is skipped; readers take the last whole line that
+parses. Appends never change bytes already written, so a reader that holds no lock sees the
+state before a change or after it, never a mix. Readers read the log before `session.json`
+(see `read_record`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agentkit.store._fs import fsync_folder, read_json, write_all
+
+UPDATES = "updates.ndjson"
+_TAIL = 2048  # a line is about 120 bytes: the tail holds several whole ones
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """The session's stored JSON with its latest changes applied; None when it is gone."""
+    # The log first: it only grows, so what it said stays true of `session.json`.
+    changes = last_update(folder / UPDATES)
+    raw = read_json(folder / "session.json")
+    if not isinstance(raw, dict):
+        return None
+    if changes:
+        raw.update(changes)
+    return raw
+
+
+def append_update(folder: Path, changes: dict[str, Any], *, fsync: bool) -> None:
+    """Record `changes` (every field changed since creation, not only the newest) durably:
+    in the kernel on return, and on disk too with `fsync`. The caller holds the lock."""
+    path = folder / UPDATES
+    line = b"\n" + json.dumps(changes, ensure_ascii=False).encode("utf-8") + b"\n"
+    created = False
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        created = True
+    try:
+        write_all(fd, line)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if fsync and created:
+        fsync_folder(folder)  # the new file's name, so the change survives a power cut
+
+
+def last_update(path: Path) -> dict[str, Any] | None:
+    """The last whole, readable line of the log (None if there is none)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        found = _last_line(_pread(fd, max(0, size - _TAIL), size), whole=size <= _TAIL)
+        if found is None and size > _TAIL:  # lines longer than the tail: read it all
+            found = _last_line(_pread(fd, 0, size), whole=True)
+    finally:
+        os.close(fd)
+    return found
+
+
+def _pread(fd: int, start: int, end: int) -> bytes:
+    chunks: list[bytes] = []
+    while start < end:
+        chunk = os.pread(fd, end - start, start)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        start += len(chunk)
+    return b"".join(chunks)
+
+
+def _last_line(data: bytes, *, whole: bool) -> dict[str, Any] | None:
+    lines = data.split(b"\n")
+    # The piece after the last newline is a line still being written (or torn): not yet
+    # a change. Without the file's start, the first piece may be the end of a line.
+    candidates = lines[:-1] if whole else lines[1:-1]
+    for line in reversed(candidates):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue  # damaged (a power cut without `fsync`): an older change stands
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+class RecordCache:
+    """`read_record` results kept while neither file changed, checked by two `stat`s (a
+    follow-up reads its session's record three or four times; each read opened and parsed
+    both files). Compare-and-set changes use it too, under the session lock: no writer can
+    change the files between their `stat`s and their use of the answer.
+
+    Sound because the `stat`s come before the read: what is kept is at least as new as the
+    key it is kept under, so a change is never hidden, at worst read twice. `session.json`
+    is replaced by a rename (a new inode) and the log only grows (a new size).
+    """
+
+    def __init__(self, keep: int = 4096) -> None:
+        self._keep = keep
+        self._known: dict[Path, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def read(self, folder: Path) -> dict[str, Any] | None:
+        """Like `read_record`; the dict returned is shared: do not change it."""
+        try:
+            st = os.stat(folder / "session.json")
+        except (FileNotFoundError, NotADirectoryError):
+            self._known.pop(folder, None)
+            return None
+        try:
+            su = os.stat(folder / UPDATES)
+            updates: tuple[int, int, int] | None = (su.st_ino, su.st_size, su.st_mtime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            updates = None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, updates)
+        hit = self._known.get(folder)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        raw = read_record(folder)
+        if raw is not None:
+            if len(self._known) >= self._keep:
+                self._known.clear()
+            self._known[folder] = (key, raw)
+        return raw
