@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,11 +150,21 @@ class Env:
         self.stores.append(store)
         return store
 
-    def runtime(self, model: Model | Iterable[Step], **options: Any) -> AgentRuntime:
+    def new_store_on(self, clock: Callable[[], float]) -> Store:
+        """A fresh store of this kind whose leases and expiries read `clock`."""
+        if self.kind == "memory":
+            return MemoryStore(clock=clock)
+        store = FileStore(self.state, clock=clock)
+        self.stores.append(store)
+        return store
+
+    def runtime(
+        self, model: Model | Iterable[Step], store: Store | None = None, **options: Any
+    ) -> AgentRuntime:
         m = model if not isinstance(model, list | tuple) else ScriptedModel(model)
         rt = AgentRuntime(
             self.bundle,
-            self.new_store(),
+            store if store is not None else self.new_store(),
             model_resolver=lambda _id: m,  # type: ignore[arg-type,return-value]
             state_root=self.state,
             **options,
