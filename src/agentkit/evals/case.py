@@ -20,7 +20,6 @@ from agentkit.costs import add_costs
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.events import Event, EventType
 from agentkit.hooks import LocalHookFanout
-from agentkit.mcp.connections import attach
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.local import LocalScheduling
@@ -65,7 +64,11 @@ class CaseHost:
             clock=self.clock,
         )
         # The agent's MCP connections, as `agentkit serve` gives them: a case sees the
-        # server's tools and `host.mcp` exactly as production does.
+        # server's tools and `host.mcp` exactly as production does. Imported here: the API
+        # function loads this module with its routes, and its cold start stays free of the
+        # tool machinery (tests/aws/test_handlers.py).
+        from agentkit.mcp.connections import attach
+
         self.mcp = attach(bundle, self.runtime, self.services)
 
     async def open(self) -> None:
