@@ -192,6 +192,16 @@ async def env(request: pytest.FixtureRequest, project: Path, tmp_path: Path) -> 
         await s.close()
 
 
+class StoreClock:
+    """A store's clock (leases expire by it) that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def settle(rt: AgentRuntime) -> None:
     """Wait for every turn the runtime dispatched (no sleeping)."""
     d = rt.dispatcher

@@ -13,7 +13,7 @@ from agentkit.models.base import ModelRequest
 from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
 from agentkit.sessions import Principal, SessionRecord
 
-from .conftest import ALICE, BOB, Env, settle
+from .conftest import ALICE, BOB, Env, StoreClock, settle
 
 
 class Collect:
@@ -45,16 +45,6 @@ async def test_a_failing_fanout_never_fails_the_turn(env: Env) -> None:
     await settle(rt)
     events = await rt.store.read(acc.session_id)
     assert events[-2].type == "turn.completed"
-
-
-class StoreClock:
-    """The store's clock (leases expire by it); it moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def test_a_running_turn_keeps_renewing_its_lease(env: Env) -> None:
