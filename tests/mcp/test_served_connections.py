@@ -180,6 +180,12 @@ def test_lock_pins_tools_and_validate_reports_drift(project: Path) -> None:
     assert "'km_to_miles' of 'units' is changed" in drifted.stdout, drifted.stdout
     offline = cli(project, "validate", "--offline", **rug_pull)
     assert "mcp.lock_drift" not in offline.stdout
+    # `agentkit mcp check` reports the same drift, and nothing once the tools match again.
+    checked = cli(project, "mcp", "check", **rug_pull)
+    assert checked.returncode == 0, checked.stderr
+    assert "'km_to_miles' of 'units' is changed" in checked.stdout, checked.stdout
+    assert checked.stdout.strip().endswith("1 drift warning(s)"), checked.stdout
+    assert cli(project, "mcp", "check").stdout.strip().endswith("0 drift warning(s)")
 
     held = serve(project, **rug_pull)
     try:
