@@ -7,6 +7,12 @@ optional window runs out (Lambda), when the server shuts down, or after a task s
 final event (nothing can follow it).
 """
 
+# Coverage is below 80%: the report marks the lines that yield fresh events as missed,
+# though every stream test that reads events passes through them; the streams are mostly
+# served by `agentkit serve` subprocesses, where part of this generator goes unrecorded
+# (cause not found yet). The rare ends (a window spent between polls, a session deleted
+# mid-stream) have no test of their own.
+
 from __future__ import annotations
 
 import asyncio
