@@ -6,9 +6,10 @@ passed (flaky too, unless the config says `flaky_fails`), 1 otherwise, 2 on usag
 """
 
 # Coverage is below 80%: `agentkit eval` runs as a subprocess in tests/evals/test_cli.py
-# (its table, counts, JUnit, JSON and baseline output are asserted), and coverage stops
-# recording that process once the eval run (with its MCP connections) has started, so the
-# lines after `runner.run` are exercised but not counted.
+# (its table, counts, JUnit, JSON and baseline output are asserted), and in such a
+# subprocess coverage records nothing after the `asyncio.run` that runs the cases (as after
+# `agentkit serve`'s loop; cause not found yet), so those lines are exercised but not
+# counted.
 
 from __future__ import annotations
 

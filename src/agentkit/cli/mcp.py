@@ -2,8 +2,8 @@
 
 # Coverage is below 80%: `agentkit mcp lock` and `check` run as subprocesses in
 # tests/mcp/test_served_connections.py (their output and the written lock are asserted), and
-# coverage stops recording that process once the MCP client session has run, so the lines
-# after `list_all` are exercised but not counted.
+# in such a subprocess coverage records nothing after the `asyncio.run` that lists the
+# tools (cause not found yet), so those lines are exercised but not counted.
 
 from __future__ import annotations
 
