@@ -155,3 +155,37 @@ def test_a_terminal_run_shows_the_trajectory_as_a_table(tmp_path: Path) -> None:
     assert status == 0, drawn
     assert "roll_dice" in drawn and "│" in drawn and "tokens:" in drawn
     assert '"toolCalls"' not in drawn  # not the JSON
+
+
+INFO_TREE = {
+    **WARNED,
+    "agent/tools/wipe.py": """
+        from pydantic import BaseModel
+        from agentkit import define_tool
+
+        class WipeInput(BaseModel):
+            folder: str
+
+        @define_tool(description="Wipe a notes folder.", needs_approval=True)
+        def wipe(input: WipeInput, ctx) -> str:
+            return input.folder
+    """,
+}
+
+
+def test_info_on_a_terminal_draws_tools_and_schedules_as_tables(
+    project_tree: ProjectTree,
+) -> None:
+    root = project_tree(INFO_TREE)
+    status, drawn = _on_a_terminal(["info", "--dir", str(root)], NO_COLOR="1")
+    assert status == 0
+    lines = drawn.splitlines()
+    header = next(line for line in lines if "runs on" in line)
+    assert "┃" in header and "approval" in header and "description" in header
+    rows = [line for line in lines if "│" in line]
+    wipe = next(line for line in rows if " wipe " in line)
+    assert "yes" in wipe and "Wipe a notes folder." in wipe  # needs approval
+    last = next(line for line in rows if " last " in line)
+    assert "0 9 L * *" in last  # the schedule table
+    assert "schedule.cron_not_on_aws" in drawn  # diagnostics as their own table
+    assert "diagnostics 0 error(s), 1 warning(s)" in drawn

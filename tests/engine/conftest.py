@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,11 +150,21 @@ class Env:
         self.stores.append(store)
         return store
 
-    def runtime(self, model: Model | Iterable[Step], **options: Any) -> AgentRuntime:
+    def new_store_on(self, clock: Callable[[], float]) -> Store:
+        """A fresh store of this kind whose leases and expiries read `clock`."""
+        if self.kind == "memory":
+            return MemoryStore(clock=clock)
+        store = FileStore(self.state, clock=clock)
+        self.stores.append(store)
+        return store
+
+    def runtime(
+        self, model: Model | Iterable[Step], store: Store | None = None, **options: Any
+    ) -> AgentRuntime:
         m = model if not isinstance(model, list | tuple) else ScriptedModel(model)
         rt = AgentRuntime(
             self.bundle,
-            self.new_store(),
+            store if store is not None else self.new_store(),
             model_resolver=lambda _id: m,  # type: ignore[arg-type,return-value]
             state_root=self.state,
             **options,
@@ -180,6 +190,16 @@ async def env(request: pytest.FixtureRequest, project: Path, tmp_path: Path) -> 
             await d.close()
     for s in e.stores:
         await s.close()
+
+
+class StoreClock:
+    """A store's clock (leases expire by it) that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 async def settle(rt: AgentRuntime) -> None:

@@ -13,7 +13,7 @@ from agentkit.models.base import ModelRequest
 from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
 from agentkit.sessions import Principal, SessionRecord
 
-from .conftest import ALICE, BOB, Env, settle
+from .conftest import ALICE, BOB, Env, StoreClock, settle
 
 
 class Collect:
@@ -52,25 +52,32 @@ async def test_a_running_turn_keeps_renewing_its_lease(env: Env) -> None:
 
     def slow(request: ModelRequest) -> list:
         gate.set()
-        return [*text("a"), delay(30)]
+        return [*text("a"), delay(60)]
 
-    # A TTL a stalled, loaded core (one core, under coverage) cannot outrun between renewals.
-    rt = env.runtime([Step.respond(slow)], lease_ttl=4.5)
+    # The lease expires by the store's clock, which the test moves a little (a sixth of the
+    # TTL) after each expiry it has seen, so a stalled core can delay a renewal but never
+    # let the lease lapse; the renewer's own cadence (a third of the TTL) stays real.
+    ttl = 0.6
+    clock = StoreClock()
+    rt = env.runtime([Step.respond(slow)], store=env.new_store_on(clock), lease_ttl=ttl)
     acc = await rt.start_session("x", principal=ALICE)
     await gate.wait()
     first = await rt.store.get_lease(acc.session_id)
     assert first is not None
-    # Watch the lease until it has been pushed forward three times (a whole lifetime of
-    # renewals at a third of the TTL each). No bound on how long that takes: on a loaded
-    # machine it is later, never wrong; a turn that stopped renewing never gets there.
+    # Watch the lease until it has been pushed forward three times. No bound on how long
+    # each renewal takes beyond a generous deadline: on a loaded machine it is later, never
+    # wrong; a turn that stopped renewing never gets there.
     seen = [first.expires_at]
+    clock.now += ttl / 6
     deadline = time.monotonic() + 60
     while len(seen) < 4:
         assert time.monotonic() < deadline, f"the lease was renewed only {len(seen) - 1} times"
         lease = await rt.store.get_lease(acc.session_id)
         assert lease is not None and lease.holder == first.holder
         if lease.expires_at > seen[-1]:
+            assert lease.expires_at == clock.now + ttl  # renewed from the store's "now"
             seen.append(lease.expires_at)
+            clock.now += ttl / 6
         await asyncio.sleep(0.02)  # polling the store, not timing the turn
     assert await rt.stop(acc.session_id, principal=ALICE)
     await settle(rt)

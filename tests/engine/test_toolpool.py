@@ -41,11 +41,13 @@ async def test_a_full_tool_pool_refuses_and_the_store_keeps_working(
     try:
         first = await rt.start_session("one", principal=ALICE)
         second = await rt.start_session("two", principal=ALICE)
-        for _ in range(3000):
-            if pool.busy == 2:
+        # Both calls hold their pool threads and have begun (each logs its label first,
+        # from its own thread, so a slot taken is not yet a call that ran).
+        for _ in range(6000):
+            if pool.busy == 2 and sorted(effects(project)) == ["b0", "b1"]:
                 break
             await asyncio.sleep(0.01)
-        assert pool.busy == 2
+        assert pool.busy == 2 and sorted(effects(project)) == ["b0", "b1"]
         # The store still answers at once: a new session, its message, its events.
         third = await asyncio.wait_for(rt.start_session("three", principal=ALICE), 30)
         for _ in range(3000):

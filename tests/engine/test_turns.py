@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 from agentkit.events import (
     ActionResult,
@@ -14,7 +15,7 @@ from agentkit.events import (
     TurnFailed,
     Usage,
 )
-from agentkit.models.base import ModelRequest, ToolResultMessage, UserMessage
+from agentkit.models.base import ModelChunk, ModelRequest, ToolResultMessage, UserMessage
 from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
 
 from .conftest import ALICE, Env, check_vocabulary, settle, turn_events, types
@@ -367,13 +368,35 @@ async def test_a_stop_while_tools_run_does_not_park_the_approval(env: Env) -> No
     assert await rt.approvals(acc.session_id, principal=ALICE) == []
 
 
+class HeldModel:
+    """A scripted model that answers only once the test releases it: a model as slow as
+    the test needs, with no clock involved."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.inner = ScriptedModel(steps)
+        self.release = asyncio.Event()
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        await self.release.wait()
+        async for chunk in self.inner.stream(request):
+            yield chunk
+
+
 async def test_a_slow_model_still_shows_the_step_at_once(env: Env) -> None:
-    rt = env.runtime([Step.of(delay(0.5), *text("late"))])
+    model = HeldModel([Step.text("late")])
+    rt = env.runtime(model)
     acc = await rt.start_session("slow", principal=ALICE)
     seen: list[str] = []
     while "step.started" not in seen:
-        batch = await rt.store.follow(acc.session_id, len(seen), timeout=2)
-        assert batch, "step.started never showed up"
+        batch = await rt.store.follow(acc.session_id, len(seen), timeout=60)
+        assert batch, "step.started never showed up while the model was silent"
         seen += [e.type for e in batch]
-    assert seen[-2:] == ["turn.started", "step.started"]  # before the model said anything
+    assert seen[-2:] == ["turn.started", "step.started"]  # the model has said nothing yet
+    model.release.set()
     await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    assert events[-2].type == "turn.completed" and events[-2].data["result"] == "late"

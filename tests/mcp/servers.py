@@ -28,10 +28,11 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.
 
 @dataclass
 class HttpUnits:
-    """`units_server.py http PORT` as a subprocess (restartable on the same port)."""
+    """`units_server.py http PORT` as a subprocess. Port 0 (the default) lets the server
+    bind a port the kernel picks and report it; a restart comes back on the same port."""
 
-    port: int
     env: dict[str, str]
+    port: int = 0
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -42,9 +43,16 @@ class HttpUnits:
         self.proc = subprocess.Popen(
             [sys.executable, UNITS_SERVER, "http", str(self.port)],
             env={**os.environ, **self.env},
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # the bound port, or nothing if it failed
+        if not line.strip().isdigit():
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError(f"MCP server did not bind a port (exit {self.proc.returncode})")
+        self.port = int(line)
         wait_for_port(self.port, self.proc)
         return self
 
@@ -52,3 +60,5 @@ class HttpUnits:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()

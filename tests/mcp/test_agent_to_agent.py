@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.fixtures.http_server import AGENT_FILES, Served, free_port, write_agent
+from tests.fixtures.http_server import AGENT_FILES, Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
 from tests.server.helpers import read_stream, start_session, turn_ends
 
@@ -66,14 +66,12 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, Ser
         base / "helpdesk-state",
         ["--mode", "single", "--bearer-token", TOKEN],
         serve_env(None),
-        port=free_port(),
     ).start()
     front = Served(
         write_agent(base / "frontdesk", FRONT_DESK),
         base / "front-state",
         ["--mode", "single"],
         serve_env({"HELPDESK_MCP_URL": f"{helpdesk.url}/v1/mcp", "HELPDESK_TOKEN": TOKEN}),
-        port=free_port(),
     )
     try:
         front.start()
@@ -125,7 +123,6 @@ def test_wrong_token_is_a_clear_error(tmp_path: Path, pair: tuple[Served, Served
         tmp_path / "state",
         ["--mode", "single"],
         serve_env({"HELPDESK_MCP_URL": f"{helpdesk.url}/v1/mcp", "HELPDESK_TOKEN": "wrong"}),
-        port=free_port(),
     ).start()
     try:
         r = httpx.post(

@@ -16,7 +16,6 @@ from agentkit import define_mcp_connection
 from agentkit.errors import ToolError
 from agentkit.mcp.connections import McpConnections
 from agentkit.mcp.pinning import drift, snapshot
-from tests.fixtures.http_server import free_port
 from tests.mcp.servers import UNITS_SERVER, HttpUnits
 
 pytestmark = pytest.mark.slow
@@ -25,7 +24,7 @@ ENV = {"UNITS_SECRET": "s3cret", "REMOTE_TOKEN": "tok-123"}
 
 @pytest.fixture(scope="module")
 def http_units() -> Iterator[HttpUnits]:
-    server = HttpUnits(free_port(), {}).start()
+    server = HttpUnits({}).start()
     yield server
     server.kill()
 
@@ -134,7 +133,7 @@ def test_stdio_server_killed_mid_session_then_reconnects(http_units: HttpUnits) 
 
 
 def test_http_server_down_then_back(http_units: HttpUnits) -> None:
-    server = HttpUnits(free_port(), {}).start()
+    server = HttpUnits({}).start()
 
     async def scenario() -> None:
         conns = McpConnections({"remote": define_mcp_connection(url=server.url, timeout=10)})

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.fixtures.http_server import AGENT_FILES, Served, free_port, write_agent
+from tests.fixtures.http_server import AGENT_FILES, Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
 from tests.mcp.client import ERAS, LEGACY, MODERN, call, mcp_client
 
@@ -55,7 +55,7 @@ def _serve(base: Path, *args: str) -> Served:
         base / "helpdesk", {**AGENT_FILES, "agent/tools/wait_for_gate.py": GATED_TOOL}
     )
     env = serve_env({"GATE_FILE": str(base / "gate")})
-    return Served(project, base / "state", list(args), env, port=free_port()).start()
+    return Served(project, base / "state", list(args), env).start()
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.fixtures.http_server import Served, free_port, write_agent
+from tests.fixtures.http_server import Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
 from tests.mcp.servers import UNITS_SERVER, HttpUnits
 from tests.server.helpers import read_stream, start_session, turn_ends
@@ -73,7 +74,7 @@ def agent_files(remote_url: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def remote() -> Iterator[HttpUnits]:
-    server = HttpUnits(free_port(), {}).start()
+    server = HttpUnits({}).start()
     yield server
     server.kill()
 
@@ -87,9 +88,9 @@ ENV = {"UNITS_SECRET": "s3cret", "REMOTE_TOKEN": "tok-9"}
 
 
 def serve(project: Path, **env: str) -> Served:
-    state = project.parent / f"state-{free_port()}"
+    state = project.parent / f"state-{uuid.uuid4().hex[:8]}"
     args = ["--mode", "single"]
-    return Served(project, state, args, serve_env({**ENV, **env}), port=free_port()).start()
+    return Served(project, state, args, serve_env({**ENV, **env})).start()
 
 
 def cli(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -179,6 +180,12 @@ def test_lock_pins_tools_and_validate_reports_drift(project: Path) -> None:
     assert "'km_to_miles' of 'units' is changed" in drifted.stdout, drifted.stdout
     offline = cli(project, "validate", "--offline", **rug_pull)
     assert "mcp.lock_drift" not in offline.stdout
+    # `agentkit mcp check` reports the same drift, and nothing once the tools match again.
+    checked = cli(project, "mcp", "check", **rug_pull)
+    assert checked.returncode == 0, checked.stderr
+    assert "'km_to_miles' of 'units' is changed" in checked.stdout, checked.stdout
+    assert checked.stdout.strip().endswith("1 drift warning(s)"), checked.stdout
+    assert cli(project, "mcp", "check").stdout.strip().endswith("0 drift warning(s)")
 
     held = serve(project, **rug_pull)
     try:

@@ -60,9 +60,17 @@ def broken() -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
+        import socket
+
         import uvicorn
 
         app = server.streamable_http_app(json_response=True)
-        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        # Port 0 lets the kernel pick a free port; the port is the first line on stdout.
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", int(sys.argv[2])))
+        print(sock.getsockname()[1], flush=True)
+        config = uvicorn.Config(app, log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])
     else:
         server.run()

@@ -184,3 +184,29 @@ def test_evals_config_validates_concurrency() -> None:
     assert define_evals_config(max_concurrency=3).max_concurrency == 3
     with pytest.raises(ValueError):
         define_evals_config(max_concurrency=0)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_steps": 0}, "max_steps must be at least 1"),
+        ({"on_busy": "sometimes"}, "on_busy must be interrupt, queue or reject"),
+        ({"max_turn_seconds": True}, "max_turn_seconds must be a positive number"),
+        ({"max_turn_seconds": "60"}, "max_turn_seconds must be a positive number"),
+        ({"max_turn_seconds": 0}, "max_turn_seconds must be a positive number"),
+        ({"stop_grace": -1}, "stop_grace must be zero or more"),
+    ],
+)
+def test_define_agent_refuses_bad_settings_by_name(options: dict, message: str) -> None:
+    from agentkit import define_agent
+
+    with pytest.raises(ValueError, match=message):
+        define_agent(**options)
+
+
+def test_define_instructions_needs_text() -> None:
+    from agentkit import define_instructions
+
+    with pytest.raises(TypeError, match="needs markdown text"):
+        define_instructions(3)  # type: ignore[arg-type]
+    assert define_instructions("# Hi").markdown == "# Hi"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.http_server import ServeFactory, free_port, write_agent
+from tests.fixtures.http_server import ServeFactory, write_agent
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def test_a_state_folder_served_by_another_process_is_one_line(
     serve: ServeFactory, tmp_path: Path, agent_project: Path
 ) -> None:
     running = serve()
-    out = _serve(agent_project, "--port", str(free_port()), "--state-root", str(running.state_root))
+    out = _serve(agent_project, "--port", "0", "--state-root", str(running.state_root))
     assert out.returncode == 1
     lines = (out.stdout + out.stderr).strip().splitlines()
     assert len(lines) == 1, lines
@@ -63,7 +63,7 @@ def test_a_state_folder_served_by_another_process_is_one_line(
 def test_an_agent_folder_with_errors_ends_in_one_line_saying_what_to_do(tmp_path: Path) -> None:
     project = write_agent(tmp_path / "helpdesk")
     (project / "agent" / "tools" / "broken.py").write_text("def broken(:\n")
-    out = _serve(project, "--port", str(free_port()), "--state-root", str(tmp_path / "state"))
+    out = _serve(project, "--port", "0", "--state-root", str(tmp_path / "state"))
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert "agent/tools/broken.py" in out.stderr  # the diagnostics come first

@@ -1,5 +1,9 @@
 """`Client` and `Session`: the blocking client of one agent's HTTP API."""
 
+# Coverage is below 80%: the sync client mirrors the async one; paths tested once on the
+# async side (eval runs, A/B listing, workspace files, wait timeouts) are not tested again
+# here.
+
 from __future__ import annotations
 
 import contextlib

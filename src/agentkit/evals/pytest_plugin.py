@@ -6,6 +6,10 @@ failed assertion messages, or the case's error. `--eval-model provider:model` pi
 model for every case. The project is the folder holding `evals/` (and `agent/`).
 """
 
+# Coverage is below 80%: tests/evals runs the plugin over passing and failing eval files;
+# its rarer reports (a file with no case, a setup error, flaky-as-failure, a failure's
+# session link) are not exercised by a test of their own.
+
 from __future__ import annotations
 
 import asyncio
