@@ -5,12 +5,6 @@ summary table (case, status, duration, tokens, cost, first failure). Exit 0 when
 passed (flaky too, unless the config says `flaky_fails`), 1 otherwise, 2 on usage errors.
 """
 
-# Coverage is below 80%: `agentkit eval` runs as a subprocess in tests/evals/test_cli.py
-# (its table, counts, JUnit, JSON and baseline output are asserted), and in such a
-# subprocess coverage records nothing after the `asyncio.run` that runs the cases (as after
-# `agentkit serve`'s loop; cause not found yet), so those lines are exercised but not
-# counted.
-
 from __future__ import annotations
 
 import argparse

@@ -1,10 +1,5 @@
 """`agentkit mcp lock`: pin the tools of the agent's MCP connections in `agent/mcp.lock`."""
 
-# Coverage is below 80%: `agentkit mcp lock` and `check` run as subprocesses in
-# tests/mcp/test_served_connections.py (their output and the written lock are asserted), and
-# in such a subprocess coverage records nothing after the `asyncio.run` that lists the
-# tools (cause not found yet), so those lines are exercised but not counted.
-
 from __future__ import annotations
 
 import argparse

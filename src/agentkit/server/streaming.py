@@ -8,12 +8,6 @@ final event (nothing can follow it), or, with `once` (a host that buffers each r
 until it ends, as Lambda does), after the first events it sends.
 """
 
-# Coverage is below 80%: the report marks the lines that yield fresh events as missed,
-# though every stream test that reads events passes through them; the streams are mostly
-# served by `agentkit serve` subprocesses, where part of this generator goes unrecorded
-# (cause not found yet). The rare ends (a window spent between polls, a session deleted
-# mid-stream) have no test of their own.
-
 from __future__ import annotations
 
 import asyncio
