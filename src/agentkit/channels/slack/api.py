@@ -67,13 +67,25 @@ class SlackWebClient(AsyncWebClient):
 async def call(client: AsyncWebClient, method: str, **kwargs: Any) -> dict[str, Any] | None:
     """One Web API call; its answer, or None after logging when it failed (never raises:
     a reply that cannot be posted must not break the agent)."""
+    answer, error = await call_or_error(client, method, **kwargs)
+    return None if error is not None else answer
+
+
+async def call_or_error(
+    client: AsyncWebClient, method: str, *, quiet: frozenset[str] = frozenset(), **kwargs: Any
+) -> tuple[dict[str, Any], str | None]:
+    """One Web API call: `(answer, None)`, or `({}, error)` with Slack's error code (or the
+    exception's name) after logging it, unless the code is in `quiet` because the caller
+    handles it. Never raises."""
     try:
         response = await client.api_call(method, json=kwargs)
     except SlackApiError as exc:
-        log.error("Slack %s failed: %s", method, exc.response.get("error", exc))
-        return None
+        error = str(exc.response.get("error") or "error")
+        if error not in quiet:
+            log.error("Slack %s failed: %s", method, error)
+        return {}, error
     except (SlackClientError, OSError, TimeoutError) as exc:
         log.error("Slack %s failed: %s", method, exc)
-        return None
+        return {}, type(exc).__name__
     data = response.data
-    return dict(data) if isinstance(data, dict) else {}
+    return (dict(data) if isinstance(data, dict) else {}), None

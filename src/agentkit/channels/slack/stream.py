@@ -23,13 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from agentkit.channels.slack.api import call_or_error
 from agentkit.channels.slack.keys import ThreadRef
 
 log = logging.getLogger("agentkit.channels.slack")
@@ -48,6 +48,7 @@ UNSUPPORTED = frozenset(
         "team_not_allowed",
     }
 )
+_HANDLED = UNSUPPORTED | {STREAM_GONE}
 MAX_MARKDOWN = 12_000  # Slack's limit on `markdown_text` per call
 DEFAULT_INTERVAL = 1.0
 DEFAULT_SIZE = 2_000
@@ -63,21 +64,13 @@ class Recipient:
 
 
 async def _api(
-    method: Callable[..., Awaitable[Any]], name: str, **kwargs: Any
+    client: AsyncWebClient, method: str, **kwargs: Any
 ) -> tuple[dict[str, Any], str | None]:
-    """One SDK call: (answer, None), or ({}, the error) after logging it. Never raises."""
-    try:
-        response = await method(**{k: v for k, v in kwargs.items() if v is not None})
-    except SlackApiError as exc:
-        error = str(exc.response.get("error") or "error")
-        if error != STREAM_GONE and error not in UNSUPPORTED:  # both handled by the caller
-            log.error("Slack %s failed: %s", name, error)
-        return {}, error
-    except (SlackClientError, OSError, TimeoutError) as exc:
-        log.error("Slack %s failed: %s", name, exc)
-        return {}, type(exc).__name__
-    data = response.data
-    return (dict(data) if isinstance(data, dict) else {}), None
+    """One streaming call: `(answer, None)` or `({}, error)`; never raises. Arguments that
+    are None are left out, as the SDK's own methods do; the two kinds of error the stream
+    handles itself are not logged as failures."""
+    args = {k: v for k, v in kwargs.items() if v is not None}
+    return await call_or_error(client, method, quiet=_HANDLED, **args)
 
 
 class ReplyStream:
@@ -107,7 +100,6 @@ class ReplyStream:
         self.delivered = ""
         self.pending = ""
         self.ts: str | None = None  # the open message, while it streams
-        self.messages: list[str] = []  # every message opened, in order
         self.failed: str | None = None
         self.unsupported = False
         self.step_done = False  # the caller's mark: the model finished a step's text
@@ -156,7 +148,7 @@ class ReplyStream:
         if self.ts is None:
             return await self._start(piece)
         _, error = await _api(
-            self.client.chat_appendStream,
+            self.client,
             "chat.appendStream",
             channel=self.ref.channel,
             ts=self.ts,
@@ -178,7 +170,7 @@ class ReplyStream:
     async def _start(self, piece: str) -> bool:
         recipient = self.recipient
         answer, error = await _api(
-            self.client.chat_startStream,
+            self.client,
             "chat.startStream",
             channel=self.ref.channel,
             thread_ts=self.ref.thread_ts,
@@ -193,7 +185,6 @@ class ReplyStream:
             self.unsupported = error in UNSUPPORTED
             return False
         self.ts = str(answer["ts"])
-        self.messages.append(self.ts)
         return True
 
     # ---- ending ----------------------------------------------------------------------
@@ -215,7 +206,7 @@ class ReplyStream:
         text = self.pending if self.failed is None else ""
         ts, self.ts = self.ts, None
         _, error = await _api(
-            self.client.chat_stopStream,
+            self.client,
             "chat.stopStream",
             channel=self.ref.channel,
             ts=ts,
