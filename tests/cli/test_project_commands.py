@@ -203,3 +203,20 @@ async def test_each_channel_route_info_lists_is_served(
             assert drive.json()["sessionId"].startswith("ses_")
     finally:
         await host.aclose()
+
+
+def test_info_lists_mcp_connections_with_transport_and_pinned_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    units = REPO / "examples" / "units"
+    assert main(["info", "--dir", str(units)]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("mcp connections (1)") :].splitlines()
+    assert section[1].split()[:2] == ["units", "stdio"] and "servers/units.py" in section[1]
+    assert section[2].strip() == "pinned: celsius_to_fahrenheit, km_to_miles"
+    assert main(["info", "--dir", str(units), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    [conn] = data["mcpConnections"]
+    assert conn["name"] == "units" and conn["transport"] == "stdio"
+    assert conn["tools"] == ["km_to_miles", "celsius_to_fahrenheit"]
+    assert sorted(data["mcpLock"]["connections"]["units"]) == sorted(conn["tools"])

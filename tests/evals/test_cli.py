@@ -147,3 +147,37 @@ def test_the_pytest_plugin_collects_and_runs_eval_files(tmp_path: Path) -> None:
     assert "evals/group/bad.eval.py::group/bad FAILED" in out
     assert "reply does not contain 'a zebra'" in out
     assert "1 failed, 2 passed" in out
+
+
+def test_a_terminal_gets_a_progress_bar_instead_of_lines(tmp_path: Path) -> None:
+    """stderr on a pseudo-terminal: one redrawn bar (carriage returns), no per-case lines."""
+    import pty
+
+    root = project(tmp_path)
+    master, slave = pty.openpty()
+    env = dict(os.environ, AGENTKIT_MODEL="test", TERM="xterm")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentkit.cli", "eval", "--dir", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=env,
+        text=True,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:  # read until the child closes its end (EIO on Linux, b"" elsewhere)
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    stdout, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 1, stdout
+    bar = b"".join(chunks).decode()
+    assert "\r[" in bar and "] 3/3 " in bar, repr(bar)
+    assert "#" * 30 in bar  # the last redraw is full
+    assert "passed  ok (" not in bar and "failed  group/bad (" not in bar
+    assert "2 passed, 1 failed" in stdout

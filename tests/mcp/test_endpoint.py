@@ -4,11 +4,15 @@ protocol eras: the tools, bounded waits, direct calls, methods, auth, ownership,
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.fixtures.http_server import AGENT_FILES, Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
@@ -111,6 +115,50 @@ def test_initialize_list_ask_and_follow_up(served: Served, era: str) -> None:
             assert stale["isError"] and stale["error"] == "stale_token"
 
     asyncio.run(scenario())
+
+
+def test_auto_client_discovers_the_2026_era_and_every_request_carries_its_meta(
+    served: Served,
+) -> None:
+    """The SDK's default client probes `server/discover`; the endpoint answers it, so the
+    client settles on 2026-07-28 with no `initialize` and no session header, and each of
+    its requests carries the version and client info in `_meta`."""
+    sent: list[tuple[httpx2.Headers, dict[str, object]]] = []
+    answered: list[httpx2.Headers] = []
+
+    async def on_request(request: httpx2.Request) -> None:
+        sent.append((request.headers, json.loads(request.content)))
+
+    async def on_response(response: httpx2.Response) -> None:
+        answered.append(response.headers)
+
+    async def scenario() -> None:
+        http = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(90),
+            event_hooks={"request": [on_request], "response": [on_response]},
+        )
+        transport = streamable_http_client(f"{served.url}/v1/mcp", http_client=http)
+        async with Client(transport, mode="auto") as client:
+            assert client.protocol_version == MODERN
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            assert names == ["ask", "call_tool", "check"]
+            out = await call(client, "ask", {"message": "What is the weather in Paris?"})
+            assert out["status"] == "completed" and '"tempC": 21' in out["reply"]
+
+    asyncio.run(scenario())
+    methods = [body["method"] for _, body in sent]
+    assert methods[0] == "server/discover", methods
+    assert "initialize" not in methods and "notifications/initialized" not in methods
+    assert {"tools/list", "tools/call"} <= set(methods)
+    for headers, body in sent:
+        assert "mcp-session-id" not in headers
+        if body["method"] == "server/discover":
+            continue
+        assert headers["mcp-protocol-version"] == MODERN
+        meta = body["params"]["_meta"]  # type: ignore[index]
+        assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+        assert "io.modelcontextprotocol/clientCapabilities" in meta
+    assert all("mcp-session-id" not in h for h in answered)
 
 
 def test_long_turn_answers_running_then_check_completes(served: Served) -> None:
