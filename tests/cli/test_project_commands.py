@@ -220,3 +220,17 @@ def test_info_lists_mcp_connections_with_transport_and_pinned_tools(
     assert conn["name"] == "units" and conn["transport"] == "stdio"
     assert conn["tools"] == ["km_to_miles", "celsius_to_fahrenheit"]
     assert sorted(data["mcpLock"]["connections"]["units"]) == sorted(conn["tools"])
+
+
+def test_build_bakes_the_mcp_lock_into_the_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deployed agent pins its MCP tools from the manifest (`connections_for` reads
+    `manifest.mcp_lock`), so the build must carry the committed lock."""
+    units = REPO / "examples" / "units"
+    out = tmp_path / "out"
+    assert main(["build", "--dir", str(units), "--out", str(out)]) == 0
+    built = Manifest.model_validate_json((out / "manifest.json").read_text())
+    committed = json.loads((units / "agent" / "mcp.lock").read_text())
+    assert built.mcp_lock == committed
+    assert built.mcp_lock["connections"]["units"]["km_to_miles"]["hash"].startswith("sha256:")

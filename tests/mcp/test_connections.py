@@ -185,3 +185,39 @@ def test_lock_holds_back_changed_and_new_tools(http_units: HttpUnits) -> None:
                 await conns.aclose()
 
     asyncio.run(scenario())
+
+
+def test_the_tool_list_is_fetched_once_and_again_after_a_reconnect(
+    http_units: HttpUnits, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counts the real `tools/list` requests the SDK client sends to the stdio server."""
+    from mcp import Client
+
+    listed: list[int] = []
+    real_list_tools = Client.list_tools
+
+    async def counting(self: Client, *args: object, **kwargs: object) -> object:
+        listed.append(1)
+        return await real_list_tools(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Client, "list_tools", counting)
+
+    async def scenario() -> None:
+        conns = McpConnections({"units": stdio_units()}, environ=ENV)  # type: ignore[dict-item]
+        try:
+            for _ in range(3):  # three turns' tool tables
+                assert "mcp__units__km_to_miles" in {e.name for e in await conns.tool_entries()}
+            await conns.call_tool("units", "km_to_miles", {"km": 1})
+            assert len(listed) == 1
+            pid = (await conns.call_tool("units", "server_pid", {}))["result"]
+            os.kill(pid, signal.SIGKILL)
+            with pytest.raises(ToolError):
+                await conns.call_tool("units", "km_to_miles", {"km": 2})
+            assert "mcp__units__km_to_miles" in {e.name for e in await conns.tool_entries()}
+            assert len(listed) == 2  # a new process: listed again
+            await conns.tool_entries()
+            assert len(listed) == 2
+        finally:
+            await conns.aclose()
+
+    asyncio.run(scenario())
