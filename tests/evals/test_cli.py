@@ -181,3 +181,38 @@ def test_a_terminal_gets_a_progress_bar_instead_of_lines(tmp_path: Path) -> None
     assert "#" * 30 in bar  # the last redraw is full
     assert "passed  ok (" not in bar and "failed  group/bad (" not in bar
     assert "2 passed, 1 failed" in stdout
+
+
+def test_model_names_the_model_every_case_runs_on(tmp_path: Path) -> None:
+    """The agent names a provider model whose key is not set: its own run fails, and
+    `--model test` runs the same case on the offline model instead."""
+    root = write_project(
+        tmp_path / "proj",
+        {"hi.eval.py": case('define_eval(message="hi", assertions=[succeeded()])')},
+        extra={
+            "agent/agent.py": (
+                "from agentkit import define_agent\n\n"
+                'agent = define_agent(model="openai:gpt-4.1-mini")\n'
+            )
+        },
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("AGENTKIT_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    }
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agentkit.cli", "eval", "--dir", str(root), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    own = run()
+    assert own.returncode == 1 and "the turn failed" in own.stdout, own.stdout + own.stderr
+    named = run("--model", "test")
+    assert named.returncode == 0, named.stdout + named.stderr
+    assert "1 passed" in named.stdout
