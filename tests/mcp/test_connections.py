@@ -221,3 +221,35 @@ def test_the_tool_list_is_fetched_once_and_again_after_a_reconnect(
             await conns.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_tool_the_lock_does_not_know_is_new_and_held_back(http_units: HttpUnits) -> None:
+    """A server that gains a tool after `agentkit mcp lock`: it is not offered (or, with
+    `unpinned="approve"`, offered behind approval); the pinned tools are untouched."""
+    from agentkit.project.mcp_lock import McpLock
+
+    async def scenario() -> None:
+        conns = connections(http_units)
+        try:
+            tools = [t for c in conns.connections.values() for t in await c.list_tools()]
+        finally:
+            await conns.aclose()
+        data = snapshot(tools).to_json()
+        del data["connections"]["units"]["server_pid"]  # locked before the server had it
+        lock = McpLock.from_json(data)
+        for unpinned, expect_offered in (("hold", False), ("approve", True)):
+            conns = connections(http_units, unpinned=unpinned)
+            conns.lock = lock
+            try:
+                entries = {e.name: e for e in await conns.tool_entries()}
+                assert ("mcp__units__server_pid" in entries) is expect_offered
+                if expect_offered:
+                    assert entries["mcp__units__server_pid"].needs_approval({})
+                assert not entries["mcp__units__km_to_miles"].needs_approval({"km": 1})
+                listed = [t for c in conns.connections.values() for t in await c.list_tools()]
+                [report] = drift(lock, listed, {})
+                assert "'server_pid' of 'units' is new" in report.message, report.message
+            finally:
+                await conns.aclose()
+
+    asyncio.run(scenario())
