@@ -158,6 +158,7 @@ def test_auto_client_discovers_the_2026_era_and_every_request_carries_its_meta(
         meta = body["params"]["_meta"]  # type: ignore[index]
         assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
         assert "io.modelcontextprotocol/clientCapabilities" in meta
+        assert meta["io.modelcontextprotocol/clientInfo"]["name"]
     assert all("mcp-session-id" not in h for h in answered)
 
 
