@@ -100,6 +100,16 @@ def test_runs_start_poll_conflict_and_not_found(tmp_path: Path, client: httpx.Cl
         run_id = snap["runId"]
         assert snap["status"] == "running" and [c["id"] for c in snap["cases"]] == ["held"]
 
+        assert snap["cases"][0]["status"] in ("pending", "running")
+        # progress per case: the held case shows as running while the gate is shut
+        deadline = time.monotonic() + 120
+        while (
+            client.get(f"{url}/v1/dev/evals/runs/{run_id}").json()["cases"][0]["status"]
+            != "running"
+        ):
+            assert time.monotonic() < deadline, "the held case never showed as running"
+            time.sleep(0.05)
+
         again = client.post(f"{url}/v1/dev/evals/runs", json={})
         assert again.status_code == 409 and again.json()["ok"] is False
         listed = client.get(f"{url}/v1/dev/evals/runs").json()
