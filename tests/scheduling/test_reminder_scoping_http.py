@@ -254,6 +254,11 @@ def test_reminders_made_by_tools_have_a_minimum_interval_and_a_cap(
     fast = tool(bob, url, "remind_in", sid, every="10s")
     assert fast["isError"] is True
     assert "at most every 60 seconds" in str(fast["result"])
+    # A duration past what a date can hold is a clear refusal, not a crash of the call.
+    for huge in ("99999999999999999999d", "4000d"):
+        far = tool(bob, url, "remind_in", sid, delay=huge)
+        assert far["isError"] is True, far
+        assert "is too long (at most 3660d)" in str(far["result"])
     for _ in range(3):  # the server allows three per session
         assert tool(bob, url, "remind_in", sid)["isError"] is False
     over = tool(bob, url, "remind_in", sid)
