@@ -14,13 +14,14 @@ from starlette.requests import Request
 from agentkit.aws.auth import (
     CachedTokens,
     GatewayPrincipal,
+    SecretBearerAuth,
     auth_chain,
     parse_tokens,
     secret_token_source,
 )
 from agentkit.aws.settings import AwsSettings
 from agentkit.errors import Unauthorized
-from agentkit.server.auth import bearer_principal_id
+from agentkit.server.auth import AuthChain, bearer_principal_id
 from tests.aws.conftest import load_event
 
 
@@ -136,3 +137,34 @@ def test_secret_source_reads_through_powertools(settings: AwsSettings) -> None:
         Name=settings.bearer_token_name, SecretString=json.dumps({"token": "p"})
     )
     assert secret_token_source(settings)() == ["p"]
+
+
+def test_a_secret_that_cannot_be_read_keeps_the_last_good_tokens(settings: AwsSettings) -> None:
+    """Through Powertools and boto3 against the Secrets Manager API: a read that fails
+    (here the secret is gone) keeps callers in; the next read, seconds later, rotates."""
+    from agentkit.aws.clients import client
+
+    secrets = client("secretsmanager", settings)
+    name = settings.bearer_token_name
+    secrets.create_secret(Name=name, SecretString="tok-1")
+    now = [0.0]
+    tokens = CachedTokens(
+        secret_token_source(settings, max_age=0),  # Powertools' own cache off: every read real
+        max_age=300,
+        retry_after=5,
+        clock=lambda: now[0],
+    )
+    chain = AuthChain([SecretBearerAuth(tokens)])
+    assert chain.authenticate(request({}, "tok-1")).id == bearer_principal_id("tok-1")
+
+    secrets.delete_secret(SecretId=name, ForceDeleteWithoutRecovery=True)
+    now[0] = 301  # due for a re-read, which fails
+    assert chain.authenticate(request({}, "tok-1")).id == bearer_principal_id("tok-1")
+
+    secrets.create_secret(Name=name, SecretString="tok-2")
+    now[0] = 303  # the retry is not due yet
+    assert chain.authenticate(request({}, "tok-1")).id == bearer_principal_id("tok-1")
+    now[0] = 307  # retried within seconds, not after another max_age
+    assert chain.authenticate(request({}, "tok-2")).id == bearer_principal_id("tok-2")
+    with pytest.raises(Unauthorized):
+        chain.authenticate(request({}, "tok-1"))

@@ -75,14 +75,23 @@ async def test_on_handlers_replace_the_default(app_host) -> None:
 async def test_closing_a_pr_cancels_its_reminders(app_host) -> None:
     client, host = app_host
     key = "pr:octo/widgets#4"
-    kept = await host.reminders.create(
+    # Both pull requests have a conversation (owned by the channel), and a tool in each
+    # set a reminder in it: the channel's handlers see exactly its own principal's.
+    for number in (4, 5):
+        opened = await send(
+            client, "pull_request", pull_request("opened", number, title="x", head="a" * 40)
+        )
+        assert opened.status_code == 200, opened.text
+    await host.runtime.dispatcher.drain()  # type: ignore[attr-defined]
+    channel_reminders = host.reminders.for_principal("channel:github")
+    kept = await channel_reminders.create(
         purpose="user_follow_up",
         channel_id="github",
         continuation_token="pr:octo/widgets#5",
         delay="1h",
         prompt="check again",
     )
-    gone = await host.reminders.create(
+    gone = await channel_reminders.create(
         purpose="user_follow_up",
         channel_id="github",
         continuation_token=key,

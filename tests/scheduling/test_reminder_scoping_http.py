@@ -9,6 +9,7 @@ reminders at Alice's conversation. Each attempt must fail.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,6 +85,51 @@ REMINDER_TOOLS = {
             cancelled = await ctx.host.reminders.cancel(input.reminder_id)
             return {"found": found is not None, "cancelled": cancelled}
     """,
+    # A channel whose handlers, like the tools above, hand what arrives straight to
+    # `ctx.host.reminders`: its route handlers act for the channel, its events handler for
+    # the channel's session.
+    "agent/channels/peek.py": """
+        import json
+        import os
+
+        from pydantic import BaseModel
+        from agentkit import define_channel, route
+
+
+        class Target(BaseModel):
+            reminder_id: str
+
+
+        async def listing(ctx):
+            return {"ids": [r.id for r in await ctx.host.reminders.list()]}
+
+
+        async def drop(body: Target, ctx):
+            found = await ctx.host.reminders.get(body.reminder_id)
+            cancelled = await ctx.host.reminders.cancel(body.reminder_id)
+            return {"found": found is not None, "cancelled": cancelled}
+
+
+        async def start(ctx):
+            accepted = await ctx.receive("hello", continuation_key="peek-1")
+            return {"sessionId": accepted.session_id}
+
+
+        async def seen(event, ctx):
+            ids = [r.id for r in await ctx.host.reminders.list()]
+            with open(os.environ["PEEK_SEEN"], "a", encoding="utf-8") as f:
+                f.write(json.dumps({"session": ctx.session.principal, "ids": ids}) + "\\n")
+
+
+        channel = define_channel(
+            routes=[
+                route("GET", "/list", listing),
+                route("POST", "/drop", drop),
+                route("POST", "/start", start),
+            ],
+            events={"turn.completed": seen},
+        )
+    """,
 }
 
 
@@ -91,7 +137,7 @@ REMINDER_TOOLS = {
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     base = tmp_path_factory.mktemp("reminder-scope")
     project = write_agent(base / SLUG, {**AGENT_FILES, **REMINDER_TOOLS})
-    env = _env({"AGENTKIT_REMINDERS_PER_SESSION": "3"})
+    env = _env({"AGENTKIT_REMINDERS_PER_SESSION": "3", "PEEK_SEEN": str(base / "peek.ndjson")})
     args = ["--mode", "single", "--bearer-token", ALICE, "--bearer-token", BOB]
     server = Served(project, base / "state", args, env).start()
     yield server
@@ -166,6 +212,40 @@ def test_a_tool_driven_by_one_principal_cannot_reach_anothers_reminders(
     }
 
 
+def test_channel_handlers_cannot_reach_a_principals_reminders(
+    served: Served, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    """A channel's handlers act for the channel (`channel:<id>`): whoever calls its routes,
+    and whatever its events carry, they never see or cancel a bearer principal's reminders."""
+    url = served.url
+    alice_sid = idle_session(alice, url)
+    made = tool(alice, url, "remind_in", alice_sid)
+    assert made["isError"] is False, made
+    alice_reminder = made["result"]["reminderId"]
+
+    listed = bob.get(f"{url}/v1/channels/peek/list")
+    assert listed.status_code == 200, listed.text
+    assert alice_reminder not in listed.json()["ids"]
+    dropped = bob.post(f"{url}/v1/channels/peek/drop", json={"reminder_id": alice_reminder})
+    assert dropped.status_code == 200, dropped.text
+    assert dropped.json() == {"found": False, "cancelled": False}
+
+    # The events handler of a channel session sees only the channel's own reminders.
+    started = bob.post(f"{url}/v1/channels/peek/start", json={})
+    assert started.status_code == 200, started.text
+    seen_log = served.state_root.parent / "peek.ndjson"
+    deadline = time.monotonic() + 120
+    while not (seen_log.exists() and seen_log.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the channel's events handler never ran"
+        time.sleep(0.1)
+    [seen] = [json.loads(line) for line in seen_log.read_text().splitlines()]
+    assert seen == {"session": "channel:peek", "ids": []}
+
+    # Alice's reminder is untouched.
+    mine = tool(alice, url, "my_reminders", alice_sid)["result"]
+    assert {"id": alice_reminder, "sessionId": alice_sid, "status": "active"} in mine
+
+
 def test_reminders_made_by_tools_have_a_minimum_interval_and_a_cap(
     served: Served, bob: httpx.Client
 ) -> None:
@@ -174,6 +254,11 @@ def test_reminders_made_by_tools_have_a_minimum_interval_and_a_cap(
     fast = tool(bob, url, "remind_in", sid, every="10s")
     assert fast["isError"] is True
     assert "at most every 60 seconds" in str(fast["result"])
+    # A duration past what a date can hold is a clear refusal, not a crash of the call.
+    for huge in ("99999999999999999999d", "4000d"):
+        far = tool(bob, url, "remind_in", sid, delay=huge)
+        assert far["isError"] is True, far
+        assert "is too long (at most 3660d)" in str(far["result"])
     for _ in range(3):  # the server allows three per session
         assert tool(bob, url, "remind_in", sid)["isError"] is False
     over = tool(bob, url, "remind_in", sid)

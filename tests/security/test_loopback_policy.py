@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from starlette.requests import Request
 
+from agentkit.errors import MisdirectedRequest
+from agentkit.server.auth import AuthChain
 from tests.fixtures.http_server import Served, ServeFactory
 from tests.server.helpers import start_session
 
@@ -101,3 +104,28 @@ def test_bearer_policy_is_not_bound_to_loopback_names(serve: ServeFactory) -> No
             headers={"host": "agent.example.com", "authorization": "Bearer tok-1"},
         )
         assert r.status_code == 200, r.text
+
+
+def _request(host: str) -> Request:
+    """A request as uvicorn hands it over: a direct loopback peer with this Host header."""
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/v1/info",
+        "headers": [(b"host", host.encode())],
+        "client": ("127.0.0.1", 50000),
+        "query_string": b"",
+    }
+    return Request(scope)
+
+
+def test_the_bound_host_name_counts_as_local_and_nothing_else_does() -> None:
+    # `serve --host devbox.internal`: the developer's own tools address it by that name.
+    chain = AuthChain.from_flags(bound_host="devbox.internal")
+    assert chain.authenticate(_request("devbox.internal:3000")).id == "local"
+    assert chain.authenticate(_request("localhost:3000")).id == "local"
+    with pytest.raises(MisdirectedRequest):
+        chain.authenticate(_request("devbox.internal.attacker.example:3000"))
+    # Without that flag the same name is just another site's.
+    with pytest.raises(MisdirectedRequest):
+        AuthChain.from_flags().authenticate(_request("devbox.internal:3000"))

@@ -278,3 +278,22 @@ def test_shutdown_kills_running_tool_groups(tmp_path: Path) -> None:
         assert asyncio.run(_all_dead([pids["tool"], pids["grandchild"]]))
     finally:
         served.stop()
+
+
+def test_stopping_the_session_kills_the_tool_group(tmp_path: Path) -> None:
+    """`POST /v1/session/<id>/stop` while an agent tool (and its child) run: both die."""
+    hang = PROBE.replace('mode: str = "report"', 'mode: str = "hang"')
+    project = write_agent(tmp_path / SLUG, {**AGENT_FILES, "agent/tools/probe.py": hang})
+    served = Served(project, tmp_path / "state", [], _env({})).start()
+    try:
+        with httpx.Client(timeout=60) as client:
+            sid = start_session(client, served.url, "probe it")["sessionId"]
+            pids = asyncio.run(_wait_for(served.state_root))
+            stopped = client.post(f"{served.url}/v1/session/{sid}/stop")
+            assert stopped.status_code == 200, stopped.text
+            assert asyncio.run(_all_dead([pids["tool"], pids["grandchild"]]))
+            # The server lives on and says how the call ended.
+            data = _result_of(client, served.url, sid, "probe")
+            assert data["isError"] is True, data
+    finally:
+        served.stop()

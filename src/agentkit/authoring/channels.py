@@ -128,6 +128,10 @@ class ChannelEventContext:
     sessions: ChannelSessions | None = None
     live: bool = False
 
+    def __post_init__(self) -> None:
+        # Like a tool's: the handler sees only reminders of the session's own principal.
+        object.__setattr__(self, "host", self.host.for_session(self.session))
+
 
 @dataclass(frozen=True, slots=True)
 class Route:

@@ -64,11 +64,20 @@ class HostServices:
         scope = getattr(self.reminders, "for_session", None)
         if not callable(scope):
             return self
+        return self._with_reminders(scope(session))
+
+    def for_principal(self, principal: str) -> HostServices:
+        """These services as code acting for `principal` outside any one session may use
+        them (a channel's route handlers): `reminders` narrowed to that principal's.
+        Already narrowed services stay as they are."""
+        scope = getattr(self.reminders, "for_principal", None)
+        if not callable(scope):
+            return self
+        return self._with_reminders(scope(principal))
+
+    def _with_reminders(self, reminders: Reminders) -> HostServices:
         return HostServices(
-            reminders=scope(session),
-            mcp=self.mcp,
-            logger=self.logger,
-            extras=self.extras,
+            reminders=reminders, mcp=self.mcp, logger=self.logger, extras=self.extras
         )
 
 

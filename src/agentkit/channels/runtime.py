@@ -290,7 +290,9 @@ class ChannelRuntime:
             principal=principal,
             continuation_key=key,
             receive=receive,
-            host=self.host,
+            # Reminders narrowed to the channel's own principal (the owner of every session
+            # it starts): a webhook's payload must not reach other principals' reminders.
+            host=self.host.for_principal(channel_principal(channel_id).id),
             raw_body=request.body,
             sessions=self.sessions(channel_id),
         )
