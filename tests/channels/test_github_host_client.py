@@ -161,6 +161,8 @@ def test_reopened_ready_and_pushed_prs_continue_one_session(
     assert "was ready for review" in messages[2]
     assert f"Head SHA: {'b' * 40}" in messages[3]
     # Other pull_request actions start nothing.
-    ignored = post(served.url, "pull_request", pull_request("labeled", 33, title="x", head="b" * 40))
+    ignored = post(
+        served.url, "pull_request", pull_request("labeled", 33, title="x", head="b" * 40)
+    )
     assert ignored.json() == {"ok": True, "ignored": "pull_request.labeled"}
     wait_for(lambda: len(standin.comments(33)) == len(actions), "one reply per turn")
