@@ -17,9 +17,9 @@ import pytest
 
 from agentkit.aws.host import AwsHost
 from agentkit.aws.settings import AwsSettings
-from agentkit.models.scripted import ScriptedModel, Step
+from agentkit.models.scripted import ScriptedModel, Step, call
 from tests.aws.conftest import CapturingDispatcher, FakeContext, load_event
-from tests.channels.github_payloads import delivery, pull_request
+from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
 
 SECRET = "webhook-secret-from-secrets-manager"
@@ -31,6 +31,19 @@ FILES = {
         from agentkit.channels.github import github_channel
 
         channel = github_channel(approvers=["octo-lead"])
+    """,
+    "agent/tools/merge_pr.py": """
+        from pydantic import BaseModel
+        from agentkit import ToolContext, define_tool
+
+
+        class MergeInput(BaseModel):
+            method: str = "squash"
+
+
+        @define_tool(description="Merge the pull request.", needs_approval=True)
+        async def merge_pr(input: MergeInput, ctx: ToolContext) -> dict:
+            return {"merged": input.method}
     """,
 }
 
@@ -214,3 +227,55 @@ def test_deployed_channel_without_a_secret_refuses(
     assert response["statusCode"] == 503, response
     assert json.loads(response["body"])["error"] == "channel_misconfigured"
     assert github_stack.sessions() == []
+
+
+def test_approvals_on_lambda_post_only_from_the_hooks_function(
+    github_stack: GitHubStack, standin: GitHubStandIn
+) -> None:
+    """The webhook request resolves an `/approve` with one short read of the PR head and
+    one reaction; every comment (the request, the notice of a voided approval, the reply)
+    is posted by HooksFunction from the events stream."""
+    from agentkit.aws.handlers import hooks
+
+    head = "d" * 40
+    standin.heads["octo/widgets#14"] = head
+    github_stack.model._steps.extend(
+        [
+            Step.tool_calls(call("merge_pr", {"method": "squash"}, id="call_merge_1")),
+            Step.text("Left it unmerged."),
+        ]
+    )
+    payload = pull_request("opened", 14, title="Merge when green", head=head)
+    assert github_stack.api("pull_request", payload, SECRET)["statusCode"] == 200
+    github_stack.run_turns()  # parks on the approval
+    assert standin.requests == []
+    assert hooks.handler({"Records": stream_records(github_stack)}, FakeContext()) == {
+        "batchItemFailures": []
+    }
+    [ask] = standin.comments(14)
+    assert "/approve call_merge_1" in ask.body["body"] and head in ask.body["body"]
+
+    # The head moved and GitHub's API fails right now: one read, tried once, then the call
+    # is denied (the safe answer) and the comment gets a reaction; nothing is posted.
+    standin.heads["octo/widgets#14"] = "f" * 40
+    standin.fail_reads = 100
+    before = len(standin.requests)
+    command = issue_comment(14, "/approve call_merge_1", login="octo-lead", association="OWNER")
+    answer = github_stack.api("issue_comment", command, SECRET)
+    assert answer["statusCode"] == 200, answer
+    assert json.loads(answer["body"])["decision"] == "deny"
+    during = standin.requests[before:]
+    assert [(r.method, r.path) for r in during] == [
+        ("GET", "/repos/octo/widgets/pulls/14"),
+        ("POST", f"/repos/octo/widgets/issues/comments/{command['comment']['id']}/reactions"),
+    ]
+    # HooksFunction explains the denial once GitHub answers again, and the turn's reply.
+    standin.fail_reads = 0
+    github_stack.run_turns()
+    batch = {"Records": stream_records(github_stack)}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}  # redelivered
+    texts = [c.body["body"] for c in standin.comments(14)]
+    assert len(texts) == 3, texts
+    assert "Nothing ran" in texts[1] and "moved to " + "f" * 40 in texts[1]
+    assert texts[2].startswith("Left it unmerged.")
