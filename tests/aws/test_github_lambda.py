@@ -162,6 +162,12 @@ def github_stack(
                 clients("dynamodb").delete_table(TableName=table)
 
 
+def run_events(stack: GitHubStack, session_id: str) -> list[Any]:
+    from agentkit.aws.handlers._common import run
+
+    return list(run(stack.host.store.read(session_id)))
+
+
 def stream_records(stack: GitHubStack) -> list[dict[str, Any]]:
     host = stack.host
     ddb = host.client("dynamodb")
@@ -279,3 +285,30 @@ def test_approvals_on_lambda_post_only_from_the_hooks_function(
     assert len(texts) == 3, texts
     assert "Nothing ran" in texts[1] and "moved to " + "f" * 40 in texts[1]
     assert texts[2].startswith("Left it unmerged.")
+
+
+def test_a_comment_on_a_busy_pr_queues_on_lambda(
+    github_stack: GitHubStack, standin: GitHubStandIn
+) -> None:
+    """The pack's `queue` strategy across functions: a comment that arrives while the PR's
+    turn is still waiting for TurnFunction is queued, then run after it; both answered."""
+    from agentkit.aws.handlers import hooks
+
+    github_stack.model._steps.extend([Step.text("First look: fine."), Step.text("Docs too.")])
+    payload = pull_request("opened", 15, title="Tidy", head="a" * 40)
+    opened = github_stack.api("pull_request", payload, SECRET)
+    comment = issue_comment(15, "Please also check docs", login="reviewer")
+    queued = github_stack.api("issue_comment", comment, SECRET)
+    assert json.loads(queued["body"])["sessionId"] == json.loads(opened["body"])["sessionId"]
+    assert len(github_stack.dispatcher.payloads) == 1  # the second waits for the first
+    github_stack.run_turns()  # runs the first turn, whose end dispatches the queued one
+    assert hooks.handler({"Records": stream_records(github_stack)}, FakeContext()) == {
+        "batchItemFailures": []
+    }
+    texts = [c.body["body"] for c in standin.comments(15)]
+    assert [t.split("\n")[0] for t in texts] == ["First look: fine.", "Docs too."]
+    [session] = github_stack.sessions()
+    events = run_events(github_stack, session.id)
+    kinds = [str(e.type) for e in events]
+    assert kinds.count("message.queued") == 1 and kinds.count("turn.completed") == 2
+    assert kinds.index("message.queued") < kinds.index("turn.completed")
