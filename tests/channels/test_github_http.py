@@ -216,6 +216,15 @@ def test_approvals_from_github_comments(github, standin) -> None:
     )
     assert "refused" in r.json()
     assert [x.body["content"] for x in standin.reactions()] == ["-1", "-1"]
+    assert not [c for c in standin.comments(6) if "/approve" not in c.body["body"]]  # no reply
+    # An approver naming a call that is not pending: a confused reaction, nothing decided.
+    r = post(
+        github.url,
+        "issue_comment",
+        issue_comment(6, "/approve call_not_pending", login="octo-lead", association="MEMBER"),
+    )
+    assert r.json() == {"ok": True, "unknownCall": "call_not_pending"}
+    assert standin.reactions()[-1].body["content"] == "confused"
     pending = httpx.get(f"{github.url}/v1/session/{sid}/approvals").json()["approvals"]
     assert [p["callId"] for p in pending] == [call]
     # The approver, with the PR still at the head the approval was asked on.
