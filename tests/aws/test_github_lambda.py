@@ -32,6 +32,38 @@ FILES = {
 
         channel = github_channel(approvers=["octo-lead"])
     """,
+    # A custom channel on Lambda: validated route, the agent's bearer auth, delivery in
+    # HooksFunction (reported through `host.github` so the stand-in sees it).
+    "agent/channels/forms.py": """
+        from pydantic import BaseModel, Field
+        from agentkit import define_channel, route
+
+
+        class Form(BaseModel):
+            ticket: str = Field(min_length=1)
+            text: str = Field(min_length=1)
+
+
+        async def submit(body: Form, ctx):
+            accepted = await ctx.receive(body.text, continuation_key=f"ticket:{body.ticket}")
+            return {"sessionId": accepted.session_id}
+
+
+        async def triage(body: Form, ctx):
+            return {"task": f"Triage ticket {body.ticket}: {body.text}"}
+
+
+        async def answered(event, ctx):
+            key = ctx.session.continuation_key or ctx.session.id
+            text = f"{key} {ctx.session.principal}: {event.data['result']}"
+            await ctx.host.github.comment("octo", "forms", 1, text)
+
+
+        channel = define_channel(
+            routes=[route("POST", "/", submit), route("POST", "/triage", triage)],
+            events={"turn.completed": answered},
+        )
+    """,
     "agent/tools/merge_pr.py": """
         from pydantic import BaseModel
         from agentkit import ToolContext, define_tool
@@ -53,11 +85,15 @@ class GitHubStack:
         self.host, self.dispatcher, self.model = host, dispatcher, model
 
     def api(self, event: str, payload: dict, secret: str | None, **kw: Any) -> dict[str, Any]:
+        body, headers = delivery(event, payload, secret, **kw)
+        return self.post("/v1/channels/github", body, headers)
+
+    def post(self, path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+        """An HTTP API (payload 2.0) POST event from the internet into ApiFunction."""
         from agentkit.aws.handlers import api
 
-        body, headers = delivery(event, payload, secret, **kw)
         gateway = load_event("api/create-session.json")
-        gateway["rawPath"] = gateway["requestContext"]["http"]["path"] = "/v1/channels/github"
+        gateway["rawPath"] = gateway["requestContext"]["http"]["path"] = path
         gateway["headers"] = {
             "host": gateway["headers"]["host"],
             "x-forwarded-for": "140.82.115.10",
@@ -66,7 +102,7 @@ class GitHubStack:
             **{k.lower(): v for k, v in headers.items()},
         }
         gateway["requestContext"]["http"]["sourceIp"] = "140.82.115.10"
-        gateway["requestContext"]["http"]["userAgent"] = headers["User-Agent"]
+        gateway["requestContext"]["http"]["userAgent"] = headers.get("User-Agent", "curl/8.5.0")
         gateway["body"] = body.decode()
         response: dict[str, Any] = api.handler(gateway, FakeContext())
         return response
@@ -312,3 +348,48 @@ def test_a_comment_on_a_busy_pr_queues_on_lambda(
     kinds = [str(e.type) for e in events]
     assert kinds.count("message.queued") == 1 and kinds.count("turn.completed") == 2
     assert kinds.index("message.queued") < kinds.index("turn.completed")
+
+
+def test_a_custom_channel_on_lambda(github_stack: GitHubStack, standin: GitHubStandIn) -> None:
+    from agentkit.aws.handlers import hooks
+
+    bearer = {"Content-Type": "application/json", "Authorization": "Bearer dev-token"}
+    form = json.dumps({"ticket": "7", "text": "The printer is on fire"}).encode()
+    # The agent's auth chain applies (no bearer: 401), then the body's model (400).
+    refused = github_stack.post("/v1/channels/forms", form, {"Content-Type": "application/json"})
+    assert refused["statusCode"] == 401, refused
+    bad = github_stack.post("/v1/channels/forms", b'{"ticket": ""}', bearer)
+    assert bad["statusCode"] == 400, bad
+    assert json.loads(bad["body"])["error"] == "bad_request"
+    assert "ticket" in json.loads(bad["body"])["message"]
+    assert github_stack.sessions() == []
+
+    github_stack.model._steps.extend(
+        [Step.text("Call the fire brigade."), Step.text("Still on it."), Step.text("Triaged.")]
+    )
+    first = github_stack.post("/v1/channels/forms", form, bearer)
+    assert first["statusCode"] == 200, first
+    sid = json.loads(first["body"])["sessionId"]
+    github_stack.run_turns()
+    again = json.dumps({"ticket": "7", "text": "Any news?"}).encode()
+    second = github_stack.post("/v1/channels/forms/", again, bearer)
+    assert json.loads(second["body"])["sessionId"] == sid  # the key continues its session
+    github_stack.run_turns()
+    task = github_stack.post("/v1/channels/forms/triage", form, bearer)
+    assert task["statusCode"] == 202, task
+    task_id = json.loads(task["body"])["sessionId"]
+    github_stack.run_turns()
+
+    assert standin.requests == []  # nothing was reported from the API or turn functions
+    batch = {"Records": stream_records(github_stack)}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
+    reported = sorted(c.body["body"] for c in standin.comments(1))
+    assert reported == sorted(
+        [
+            "ticket:7 channel:forms: Call the fire brigade.",
+            "ticket:7 channel:forms: Still on it.",
+            f"{task_id} channel:forms: Triaged.",
+        ]
+    )
+    sessions = {s.id: s for s in github_stack.sessions()}
+    assert sessions[sid].continuation_key == "ticket:7" and sessions[task_id].mode == "task"
