@@ -17,9 +17,9 @@ import pytest
 
 from agentkit.aws.host import AwsHost
 from agentkit.aws.settings import AwsSettings
-from agentkit.models.scripted import ScriptedModel, Step
+from agentkit.models.scripted import ScriptedModel, Step, call
 from tests.aws.conftest import CapturingDispatcher, FakeContext, load_event
-from tests.channels.github_payloads import delivery, pull_request
+from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
 
 SECRET = "webhook-secret-from-secrets-manager"
@@ -32,6 +32,51 @@ FILES = {
 
         channel = github_channel(approvers=["octo-lead"])
     """,
+    # A custom channel on Lambda: validated route, the agent's bearer auth, delivery in
+    # HooksFunction (reported through `host.github` so the stand-in sees it).
+    "agent/channels/forms.py": """
+        from pydantic import BaseModel, Field
+        from agentkit import define_channel, route
+
+
+        class Form(BaseModel):
+            ticket: str = Field(min_length=1)
+            text: str = Field(min_length=1)
+
+
+        async def submit(body: Form, ctx):
+            accepted = await ctx.receive(body.text, continuation_key=f"ticket:{body.ticket}")
+            return {"sessionId": accepted.session_id}
+
+
+        async def triage(body: Form, ctx):
+            return {"task": f"Triage ticket {body.ticket}: {body.text}"}
+
+
+        async def answered(event, ctx):
+            key = ctx.session.continuation_key or ctx.session.id
+            text = f"{key} {ctx.session.principal}: {event.data['result']}"
+            await ctx.host.github.comment("octo", "forms", 1, text)
+
+
+        channel = define_channel(
+            routes=[route("POST", "/", submit), route("POST", "/triage", triage)],
+            events={"turn.completed": answered},
+        )
+    """,
+    "agent/tools/merge_pr.py": """
+        from pydantic import BaseModel
+        from agentkit import ToolContext, define_tool
+
+
+        class MergeInput(BaseModel):
+            method: str = "squash"
+
+
+        @define_tool(description="Merge the pull request.", needs_approval=True)
+        async def merge_pr(input: MergeInput, ctx: ToolContext) -> dict:
+            return {"merged": input.method}
+    """,
 }
 
 
@@ -40,11 +85,15 @@ class GitHubStack:
         self.host, self.dispatcher, self.model = host, dispatcher, model
 
     def api(self, event: str, payload: dict, secret: str | None, **kw: Any) -> dict[str, Any]:
+        body, headers = delivery(event, payload, secret, **kw)
+        return self.post("/v1/channels/github", body, headers)
+
+    def post(self, path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+        """An HTTP API (payload 2.0) POST event from the internet into ApiFunction."""
         from agentkit.aws.handlers import api
 
-        body, headers = delivery(event, payload, secret, **kw)
         gateway = load_event("api/create-session.json")
-        gateway["rawPath"] = gateway["requestContext"]["http"]["path"] = "/v1/channels/github"
+        gateway["rawPath"] = gateway["requestContext"]["http"]["path"] = path
         gateway["headers"] = {
             "host": gateway["headers"]["host"],
             "x-forwarded-for": "140.82.115.10",
@@ -53,7 +102,7 @@ class GitHubStack:
             **{k.lower(): v for k, v in headers.items()},
         }
         gateway["requestContext"]["http"]["sourceIp"] = "140.82.115.10"
-        gateway["requestContext"]["http"]["userAgent"] = headers["User-Agent"]
+        gateway["requestContext"]["http"]["userAgent"] = headers.get("User-Agent", "curl/8.5.0")
         gateway["body"] = body.decode()
         response: dict[str, Any] = api.handler(gateway, FakeContext())
         return response
@@ -149,6 +198,12 @@ def github_stack(
                 clients("dynamodb").delete_table(TableName=table)
 
 
+def run_events(stack: GitHubStack, session_id: str) -> list[Any]:
+    from agentkit.aws.handlers._common import run
+
+    return list(run(stack.host.store.read(session_id)))
+
+
 def stream_records(stack: GitHubStack) -> list[dict[str, Any]]:
     host = stack.host
     ddb = host.client("dynamodb")
@@ -214,3 +269,127 @@ def test_deployed_channel_without_a_secret_refuses(
     assert response["statusCode"] == 503, response
     assert json.loads(response["body"])["error"] == "channel_misconfigured"
     assert github_stack.sessions() == []
+
+
+def test_approvals_on_lambda_post_only_from_the_hooks_function(
+    github_stack: GitHubStack, standin: GitHubStandIn
+) -> None:
+    """The webhook request resolves an `/approve` with one short read of the PR head and
+    one reaction; every comment (the request, the notice of a voided approval, the reply)
+    is posted by HooksFunction from the events stream."""
+    from agentkit.aws.handlers import hooks
+
+    head = "d" * 40
+    standin.heads["octo/widgets#14"] = head
+    github_stack.model._steps.extend(
+        [
+            Step.tool_calls(call("merge_pr", {"method": "squash"}, id="call_merge_1")),
+            Step.text("Left it unmerged."),
+        ]
+    )
+    payload = pull_request("opened", 14, title="Merge when green", head=head)
+    assert github_stack.api("pull_request", payload, SECRET)["statusCode"] == 200
+    github_stack.run_turns()  # parks on the approval
+    assert standin.requests == []
+    assert hooks.handler({"Records": stream_records(github_stack)}, FakeContext()) == {
+        "batchItemFailures": []
+    }
+    [ask] = standin.comments(14)
+    assert "/approve call_merge_1" in ask.body["body"] and head in ask.body["body"]
+
+    # The head moved and GitHub's API fails right now: one read, tried once, then the call
+    # is denied (the safe answer) and the comment gets a reaction; nothing is posted.
+    standin.heads["octo/widgets#14"] = "f" * 40
+    standin.fail_reads = 100
+    before = len(standin.requests)
+    command = issue_comment(14, "/approve call_merge_1", login="octo-lead", association="OWNER")
+    answer = github_stack.api("issue_comment", command, SECRET)
+    assert answer["statusCode"] == 200, answer
+    assert json.loads(answer["body"])["decision"] == "deny"
+    during = standin.requests[before:]
+    assert [(r.method, r.path) for r in during] == [
+        ("GET", "/repos/octo/widgets/pulls/14"),
+        ("POST", f"/repos/octo/widgets/issues/comments/{command['comment']['id']}/reactions"),
+    ]
+    # HooksFunction explains the denial once GitHub answers again, and the turn's reply.
+    standin.fail_reads = 0
+    github_stack.run_turns()
+    batch = {"Records": stream_records(github_stack)}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}  # redelivered
+    texts = [c.body["body"] for c in standin.comments(14)]
+    assert len(texts) == 3, texts
+    assert "Nothing ran" in texts[1] and "moved to " + "f" * 40 in texts[1]
+    assert texts[2].startswith("Left it unmerged.")
+
+
+def test_a_comment_on_a_busy_pr_queues_on_lambda(
+    github_stack: GitHubStack, standin: GitHubStandIn
+) -> None:
+    """The pack's `queue` strategy across functions: a comment that arrives while the PR's
+    turn is still waiting for TurnFunction is queued, then run after it; both answered."""
+    from agentkit.aws.handlers import hooks
+
+    github_stack.model._steps.extend([Step.text("First look: fine."), Step.text("Docs too.")])
+    payload = pull_request("opened", 15, title="Tidy", head="a" * 40)
+    opened = github_stack.api("pull_request", payload, SECRET)
+    comment = issue_comment(15, "Please also check docs", login="reviewer")
+    queued = github_stack.api("issue_comment", comment, SECRET)
+    assert json.loads(queued["body"])["sessionId"] == json.loads(opened["body"])["sessionId"]
+    assert len(github_stack.dispatcher.payloads) == 1  # the second waits for the first
+    github_stack.run_turns()  # runs the first turn, whose end dispatches the queued one
+    assert hooks.handler({"Records": stream_records(github_stack)}, FakeContext()) == {
+        "batchItemFailures": []
+    }
+    texts = [c.body["body"] for c in standin.comments(15)]
+    assert [t.split("\n")[0] for t in texts] == ["First look: fine.", "Docs too."]
+    [session] = github_stack.sessions()
+    events = run_events(github_stack, session.id)
+    kinds = [str(e.type) for e in events]
+    assert kinds.count("message.queued") == 1 and kinds.count("turn.completed") == 2
+    assert kinds.index("message.queued") < kinds.index("turn.completed")
+
+
+def test_a_custom_channel_on_lambda(github_stack: GitHubStack, standin: GitHubStandIn) -> None:
+    from agentkit.aws.handlers import hooks
+
+    bearer = {"Content-Type": "application/json", "Authorization": "Bearer dev-token"}
+    form = json.dumps({"ticket": "7", "text": "The printer is on fire"}).encode()
+    # The agent's auth chain applies (no bearer: 401), then the body's model (400).
+    refused = github_stack.post("/v1/channels/forms", form, {"Content-Type": "application/json"})
+    assert refused["statusCode"] == 401, refused
+    bad = github_stack.post("/v1/channels/forms", b'{"ticket": ""}', bearer)
+    assert bad["statusCode"] == 400, bad
+    assert json.loads(bad["body"])["error"] == "bad_request"
+    assert "ticket" in json.loads(bad["body"])["message"]
+    assert github_stack.sessions() == []
+
+    github_stack.model._steps.extend(
+        [Step.text("Call the fire brigade."), Step.text("Still on it."), Step.text("Triaged.")]
+    )
+    first = github_stack.post("/v1/channels/forms", form, bearer)
+    assert first["statusCode"] == 200, first
+    sid = json.loads(first["body"])["sessionId"]
+    github_stack.run_turns()
+    again = json.dumps({"ticket": "7", "text": "Any news?"}).encode()
+    second = github_stack.post("/v1/channels/forms/", again, bearer)
+    assert json.loads(second["body"])["sessionId"] == sid  # the key continues its session
+    github_stack.run_turns()
+    task = github_stack.post("/v1/channels/forms/triage", form, bearer)
+    assert task["statusCode"] == 202, task
+    task_id = json.loads(task["body"])["sessionId"]
+    github_stack.run_turns()
+
+    assert standin.requests == []  # nothing was reported from the API or turn functions
+    batch = {"Records": stream_records(github_stack)}
+    assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
+    reported = sorted(c.body["body"] for c in standin.comments(1))
+    assert reported == sorted(
+        [
+            "ticket:7 channel:forms: Call the fire brigade.",
+            "ticket:7 channel:forms: Still on it.",
+            f"{task_id} channel:forms: Triaged.",
+        ]
+    )
+    sessions = {s.id: s for s in github_stack.sessions()}
+    assert sessions[sid].continuation_key == "ticket:7" and sessions[task_id].mode == "task"

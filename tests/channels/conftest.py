@@ -121,6 +121,16 @@ CHANNEL_FILES = {
 
         schedule = define_schedule(cron="0 0 1 1 *", run=run)
     """,
+    "agent/schedules/nudge_by_id.py": """
+        from agentkit import define_schedule
+
+
+        async def run(ctx):
+            await ctx.receive("drive", message="Nudge by id", continuation_key="pr-2")
+
+
+        schedule = define_schedule(cron="0 0 1 1 *", run=run)
+    """,
     "agent/channels/github.py": """
         from agentkit.channels.github import github_channel
 

@@ -24,6 +24,7 @@ class GitHubStandIn:
 
     heads: dict[str, str] = field(default_factory=dict)
     fail_comments: int = 0  # answer this many comment posts with 502 first
+    fail_reads: int = 0  # answer this many reads (GET) with 502 first
     requests: list[Recorded] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -90,6 +91,12 @@ class GitHubStandIn:
 
             def do_GET(self) -> None:
                 rec = self._record()
+                with standin._lock:
+                    failing = standin.fail_reads > 0
+                    standin.fail_reads -= int(failing)
+                if failing:
+                    self._answer(502, {"message": "Bad Gateway"})
+                    return
                 m = re.match(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$", rec.path)
                 if m is None:
                     self._answer(404, {"message": "Not Found"})

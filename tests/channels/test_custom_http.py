@@ -179,3 +179,29 @@ def test_schedule_hands_work_to_a_channel_by_object(serve_channels) -> None:
         received = [e["data"] for e in events if e["type"] == "message.received"]
         assert received[-1]["message"] == "Nudge the review"
         assert received[-1]["source"] == "schedule"
+        # By the channel's id: a key not seen yet starts a session owned by the channel.
+        by_id = client.post(f"{served.url}/v1/dev/schedules/nudge_by_id")
+        assert by_id.status_code == 200, by_id.text
+        [sid] = by_id.json()["sessionIds"]
+        assert sid != first["sessionId"]
+        listed = {s["sessionId"]: s for s in sessions(client, served.url)}
+        assert listed[sid]["principal"] == "channel:drive"
+        assert listed[sid]["continuationKey"] == "pr-2"
+
+
+def test_a_channels_own_auth_replaces_the_bearer_token(serve_channels) -> None:
+    served = serve_channels("--bearer-token", "agent-token")
+    with httpx.Client(timeout=30) as client:
+        ping = f"{served.url}/v1/channels/signed/ping"
+        # The channel's own check admits the partner without the agent's bearer token...
+        good = client.post(ping, json={"text": "hi"}, headers={"X-Partner-Key": "k1"})
+        assert good.status_code == 200, good.text
+        assert good.json()["principal"] == "partner"
+        # ...and a bearer token is no way around it.
+        bearer = {"Authorization": "Bearer agent-token"}
+        assert client.post(ping, json={"text": "hi"}, headers=bearer).status_code == 401
+        # Channels without their own auth need the bearer token like the session API.
+        echo = f"{served.url}/v1/channels/drive/echo"
+        assert client.get(echo).status_code == 401
+        assert client.get(echo, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert client.get(echo, headers=bearer).status_code == 200

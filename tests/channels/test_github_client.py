@@ -68,3 +68,10 @@ def test_signature_verification() -> None:
     assert not verify("s3cret", body, good.replace("sha256=", "sha1="))
     assert not verify("s3cret", body, good.upper())
     assert not verify("s3cret", body, "sha256=" + "é" * 64)
+
+
+def test_signature_matches_githubs_published_example() -> None:
+    # The example in GitHub's guide to validating webhook deliveries.
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert sign("It's a Secret to Everybody", b"Hello, World!") == expected
+    assert verify("It's a Secret to Everybody", b"Hello, World!", expected)

@@ -139,3 +139,21 @@ async def test_a_failed_start_raises_and_leaves_the_program_running(tmp_path: Pa
             async with agentkit.serve(project, state_root=state):
                 pass
         assert (await client.info())["tools"]  # the first server still answers
+
+
+async def test_close_stops_serving_before_the_block_ends(tmp_path: Path) -> None:
+    project = write_agent(tmp_path / SLUG)
+    async with agentkit.serve(project, state_root=tmp_path / "state") as handle:
+        async with handle.client() as client:
+            session = await client.start("What is the weather in Oslo?")
+            assert "Oslo" in await session.reply_text(timeout=60)
+        await handle.close()
+        async with httpx.AsyncClient() as probe:
+            with pytest.raises(httpx.TransportError):
+                await probe.get(f"{handle.url}/v1/health", timeout=5)
+    # Leaving the block after an explicit close is fine, and the state is free again.
+    async with (
+        agentkit.serve(project, state_root=tmp_path / "state") as again,
+        again.client() as client,
+    ):
+        assert session.id in [s.session_id async for s in client.sessions()]

@@ -11,9 +11,6 @@ logged; the GitHub channel then refuses deliveries (503) rather than accepting t
 unsigned.
 """
 
-# Coverage is below 80%: the Secrets Manager path is tested against the moto server; the SSM
-# parameter path and the logging of an unreadable or empty secret have no test yet.
-
 from __future__ import annotations
 
 import logging

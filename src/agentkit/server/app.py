@@ -135,7 +135,7 @@ def create_app(
     if any(m.channels is not None for m in mounts):
         from agentkit.server.channel_routes import github_webhook_router
 
-        install_router(app, github_webhook_router(mounts))
+        install_router(app, github_webhook_router(mounts, options.auth.local_hosts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
     install_router(app, _api_docs_router())

@@ -67,13 +67,23 @@ class GitHubClient:
         return headers
 
     async def request(
-        self, method: str, path: str, *, json: Any = None, retries: int | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        retries: int | None = None,
+        timeout: float | None = None,
     ) -> Any:
-        """One API call; the decoded JSON answer (None for an empty one)."""
+        """One API call; the decoded JSON answer (None for an empty one). `retries` and
+        `timeout` override the client's for this call (a webhook request keeps its own
+        GitHub calls short: GitHub gives up on a delivery after 10 s)."""
         attempts = 1 + (self.retries if retries is None else retries)
         last: str = ""
         async with httpx.AsyncClient(
-            base_url=self.api_url, timeout=self.timeout, transport=self._transport
+            base_url=self.api_url,
+            timeout=self.timeout if timeout is None else timeout,
+            transport=self._transport,
         ) as http:
             for attempt in range(attempts):
                 try:
@@ -105,15 +115,29 @@ class GitHubClient:
         )
         return result
 
-    async def react(self, owner: str, repo: str, comment_id: int, content: str) -> None:
+    async def react(
+        self, owner: str, repo: str, comment_id: int, content: str, *, timeout: float | None = None
+    ) -> None:
         """Add a reaction (`+1`, `-1`, `confused`, `eyes`, ...) to an issue comment; one try."""
         await self.request(
             "POST",
             f"/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
             json={"content": content},
             retries=0,
+            timeout=timeout,
         )
 
-    async def get_pr(self, owner: str, repo: str, number: int) -> dict[str, Any]:
-        result: dict[str, Any] = await self.request("GET", f"/repos/{owner}/{repo}/pulls/{number}")
+    async def get_pr(
+        self,
+        owner: str,
+        repo: str,
+        number: int,
+        *,
+        retries: int | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """A pull request (`head.sha`, `title`, `user`, ...)."""
+        result: dict[str, Any] = await self.request(
+            "GET", f"/repos/{owner}/{repo}/pulls/{number}", retries=retries, timeout=timeout
+        )
         return result

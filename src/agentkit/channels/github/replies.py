@@ -1,4 +1,5 @@
-"""Delivery handlers of the GitHub channel: replies and approval requests as PR comments.
+"""Delivery handlers of the GitHub channel: replies, approval requests and the notice
+that a push voided an approval, as PR comments.
 
 They run wherever channel delivery runs (in-process locally, the hooks function on AWS),
 never inside the webhook request. Each post is claimed first (`ctx.sessions.claim`), so a
@@ -71,8 +72,44 @@ class Replies:
         )
         await self._post_once(ctx, f"ask:{event.session_id}:{call_id}", body)
 
+    async def on_approval_resolved(self, event: Event, ctx: ChannelEventContext) -> None:
+        """A denied call whose PR head moved since it was asked: say so on the PR (a push
+        voided it, or `/approve` came after one). A plain `/deny` got its reaction."""
+        if event.data.get("decision") != "deny" or ctx.sessions is None:
+            return
+        ref = parse_key(ctx.session.continuation_key)
+        if ref is None:
+            return
+        call_id = str(event.data.get("callId", ""))
+        asked = next(
+            (
+                e
+                for e in await ctx.sessions.read_events(event.session_id)
+                if e.type == EventType.ACTION_APPROVAL_REQUESTED and e.data.get("callId") == call_id
+            ),
+            None,
+        )
+        if asked is None:
+            return
+        pinned = await pinned_head(ctx, event.session_id, asked.index)
+        try:
+            pr = await self.client.get_pr(ref.owner, ref.repo, ref.number)
+        except GitHubError as exc:
+            log.error("cannot read %s to explain a denied approval: %s", ref.key, exc)
+            return
+        live = str((pr.get("head") or {}).get("sha") or "") or None
+        if pinned is not None and live == pinned:
+            return  # denied by an approver, not by a push
+        tool = str(asked.data.get("toolName", ""))
+        body = (
+            f"Denied `{call_id}` ({tool}): it was asked for head {pinned or 'unknown'}, and "
+            f"the pull request moved to {live or 'an unknown head'}. Nothing ran."
+        )
+        await self._post_once(ctx, f"void:{event.session_id}:{call_id}", body)
+
     def handlers(self) -> dict[str, Any]:
         return {
             EventType.TURN_COMPLETED.value: self.on_turn_completed,
             EventType.ACTION_APPROVAL_REQUESTED.value: self.on_approval_requested,
+            EventType.ACTION_APPROVAL_RESOLVED.value: self.on_approval_resolved,
         }

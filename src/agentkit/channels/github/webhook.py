@@ -4,6 +4,12 @@ Order of work for a delivery (already admitted by the signature check):
 `ping` answers at once; a delivery id seen before answers 200 and does nothing (GitHub
 redelivers); a handler in `on` for `<event>.<action>` (or `<event>`) replaces the default;
 otherwise the default PR and comment behaviour below runs.
+
+GitHub gives up on a delivery after 10 s, so the request does store work and at most two
+short GitHub calls (an `/approve`'s read of the PR head, and a reaction), each tried once
+within `IN_REQUEST_TIMEOUT`. Comments (replies, approval requests, the notice that a push
+voided an approval) are posted by the channel's delivery handlers (`replies`), which run
+after the request: in-process locally, in the hooks function on AWS.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ TRUSTED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 COMMAND_RE = re.compile(r"^\s*/(?P<verb>approve|deny)\s+(?P<call>[A-Za-z0-9_.:-]{1,200})\s*$")
 DELIVERY_HEADER = "X-GitHub-Delivery"
 EVENT_HEADER = "X-GitHub-Event"
+IN_REQUEST_TIMEOUT = 3.0  # per GitHub call made inside a webhook request (one try each)
 
 
 class Webhook:
@@ -94,7 +101,7 @@ class Webhook:
         if action not in PR_ACTIONS:
             return {"ok": True, "ignored": f"pull_request.{action}"}
         if action == "synchronize":
-            await self._void_stale_approvals(ctx, ref, str((pr.get("head") or {}).get("sha")))
+            await self._void_stale_approvals(ctx, ref)
         accepted = await ctx.receive(pr_message(action, pr, ref), continuation_key=ref.key)
         return {"ok": True, "key": ref.key, "sessionId": accepted.session_id}
 
@@ -138,12 +145,9 @@ class Webhook:
         if decision == "approve":
             pinned, live = await self._heads(ctx, ref, session_id, call_id)
             if pinned is None or live is None or pinned != live:
+                # The notice comment is posted by delivery (`Replies.on_approval_resolved`).
                 await ctx.sessions.resolve(session_id, call_id, "deny")
-                await self._notify(
-                    ref,
-                    f"Denied `{call_id}`: it was asked for head {pinned or 'unknown'}, the "
-                    f"pull request is now at {live or 'unknown'}. Nothing ran.",
-                )
+                await self._react(ref, comment_id, "-1")
                 return {"ok": True, "callId": call_id, "decision": "deny", "reason": "head moved"}
         await ctx.sessions.resolve(session_id, call_id, decision)
         await self._react(ref, comment_id, "+1")
@@ -164,14 +168,17 @@ class Webhook:
             ):
                 break
         try:
-            pr = await self.client.get_pr(ref.owner, ref.repo, ref.number)
+            pr = await self.client.get_pr(
+                ref.owner, ref.repo, ref.number, retries=0, timeout=IN_REQUEST_TIMEOUT
+            )
         except GitHubError as exc:
             log.error("cannot read %s to check its head: %s", ref.key, exc)
             return pinned, None
         return pinned, str((pr.get("head") or {}).get("sha") or "") or None
 
-    async def _void_stale_approvals(self, ctx: ChannelContext, ref: PullRef, head: str) -> None:
-        """A push voids every approval still pending on the PR's session."""
+    async def _void_stale_approvals(self, ctx: ChannelContext, ref: PullRef) -> None:
+        """A push voids every approval still pending on the PR's session (delivery posts
+        the notice: `Replies.on_approval_resolved`)."""
         if ctx.sessions is None:
             return
         session_id = await ctx.sessions.find(ref.key)
@@ -179,11 +186,6 @@ class Webhook:
             return
         for pending in await ctx.sessions.approvals(session_id):
             await ctx.sessions.resolve(session_id, pending.call_id, "deny")
-            await self._notify(
-                ref,
-                f"Denied `{pending.call_id}` ({pending.tool_name}): the pull request moved "
-                f"to {head} after the approval was asked. Nothing ran.",
-            )
 
     async def _cancel_reminders(self, ctx: ChannelContext, ref: PullRef) -> int:
         reminders = getattr(ctx.host, "reminders", None)
@@ -203,12 +205,8 @@ class Webhook:
         if not isinstance(comment_id, int):
             return
         try:
-            await self.client.react(ref.owner, ref.repo, comment_id, content)
+            await self.client.react(
+                ref.owner, ref.repo, comment_id, content, timeout=IN_REQUEST_TIMEOUT
+            )
         except GitHubError as exc:
             log.warning("could not react on %s: %s", ref.key, exc)
-
-    async def _notify(self, ref: PullRef, text: str) -> None:
-        try:
-            await self.client.comment(ref.owner, ref.repo, ref.number, f"{text}\n\n{MARKER}")
-        except GitHubError as exc:
-            log.error("could not comment on %s: %s", ref.key, exc)
