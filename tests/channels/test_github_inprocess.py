@@ -102,3 +102,36 @@ async def test_closing_a_pr_cancels_its_reminders(app_host) -> None:
     assert r.status_code == 200 and r.json()["remindersCancelled"] == 1
     assert (await host.reminders.get(gone.id)).status != "active"
     assert (await host.reminders.get(kept.id)).status == "active"
+
+
+async def test_a_delivery_that_failed_is_handled_when_github_redelivers_it(app_host) -> None:
+    # The first attempt records the message but cannot hand its turn over (a dispatcher
+    # outage); GitHub's redelivery of the same id must then run, not count as a duplicate.
+    _, host = app_host
+    dispatcher = host.runtime.dispatcher
+    real_dispatch = dispatcher.dispatch
+    failures = [RuntimeError("dispatcher unavailable")]
+
+    async def dispatch_failing_once(session_id: str, turn_id: str) -> None:
+        if failures:
+            raise failures.pop()
+        await real_dispatch(session_id, turn_id)
+
+    dispatcher.dispatch = dispatch_failing_once  # type: ignore[method-assign]
+    app = create_app([host.mount()], ServerOptions(mode="single", dev=True))
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000), raise_app_exceptions=False)
+    body, headers = delivery(
+        "pull_request", pull_request("opened", 9, title="Fix", head="b" * 40), SECRET
+    )
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        first = await client.post("/v1/channels/github", content=body, headers=headers)
+        again = await client.post("/v1/channels/github", content=body, headers=headers)
+        once_more = await client.post("/v1/channels/github", content=body, headers=headers)
+    assert first.status_code == 500 and first.json()["ok"] is False
+    assert again.status_code == 200, again.text
+    assert "duplicate" not in again.json()
+    assert once_more.json() == {"ok": True, "duplicate": True}
+    await dispatcher.drain()  # type: ignore[attr-defined]
+    events = await host.store.read(again.json()["sessionId"])
+    terminal = [e.type for e in events if e.type in ("turn.completed", "turn.failed")]
+    assert terminal == ["turn.failed", "turn.completed"]

@@ -59,6 +59,20 @@ async def test_a_failed_dispatch_gives_the_token_back(env: Env) -> None:
     assert "turn.completed" in [e.type for e in events if e.turn_id == nxt.turn_id]
 
 
+async def test_a_new_session_whose_turn_could_not_be_dispatched_is_ended(env: Env) -> None:
+    # Its caller got an error and no token: nothing may run later on its behalf.
+    dispatcher, rt = flaky(env, [Step.text("never")])
+    dispatcher.fail_next = True
+    with pytest.raises(RuntimeError):
+        await rt.start_session("hi", principal=ALICE)
+    (record,) = (await rt.store.list_sessions(None, limit=5)).items
+    events = await rt.store.read(record.id)
+    assert fold_status(events) == SessionStatus.IDLE
+    (failed,) = [e for e in events if e.type == "turn.failed"]
+    assert "could not start the turn" in str(failed.data)
+    assert await sweep(rt, idle_for=0) == 0
+
+
 async def test_a_failed_append_gives_the_token_back(env: Env) -> None:
     rt = env.runtime([Step.text("one"), Step.text("two")])
     acc = await rt.start_session("hi", principal=ALICE)

@@ -82,6 +82,10 @@ class ChannelSessions(Protocol):
         """True the first time `key` is claimed (durable de-duplication)."""
         ...
 
+    async def release(self, key: str) -> None:
+        """Forget the claim on `key`, so a redelivery of what failed is handled again."""
+        ...
+
 
 class ReceiveResult(Protocol):
     """What `ctx.receive` returns: the session the message landed in."""

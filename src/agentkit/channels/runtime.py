@@ -41,6 +41,8 @@ class ClaimStore(Protocol):
 
     async def claim(self, key: str, ttl: float) -> bool: ...
 
+    async def release_claim(self, key: str) -> None: ...
+
     async def find_session(self, channel_id: str, continuation_key: str) -> Any: ...
 
 
@@ -101,6 +103,9 @@ class ChannelSessionsView:
 
     async def claim(self, key: str, ttl: float = 7 * 86400) -> bool:
         return await self.runtime.store.claim(f"channel:{self.channel_id}:{key}", ttl)
+
+    async def release(self, key: str) -> None:
+        await self.runtime.store.release_claim(f"channel:{self.channel_id}:{key}")
 
 
 @dataclass(slots=True)

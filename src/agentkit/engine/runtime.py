@@ -306,7 +306,13 @@ class AgentRuntime:
             record,
             [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
         )
-        await self.dispatcher.dispatch(record.id, turn_id)
+        try:
+            await self.dispatcher.dispatch(record.id, turn_id)
+        except Exception as exc:
+            # The caller gets an error, not the session: a turn it cannot follow must not
+            # run later on its behalf. End it, as a follow-up's failed dispatch does.
+            await end_undispatched(self, record, turn_id, exc)
+            raise
         return Accepted(record.id, token, turn_id)
 
     async def follow_up(

@@ -73,6 +73,16 @@ class Webhook:
         # GitHub redelivers: one delivery id starts at most one turn.
         if await self._seen(ctx, delivery):
             return {"ok": True, "duplicate": True}
+        try:
+            return await self._handle(event, payload, ctx)
+        except BaseException:
+            # Not handled after all (a store or dispatch failure): a redelivery of the same
+            # id must be handled, not dropped as a duplicate.
+            if delivery and ctx.sessions is not None:
+                await ctx.sessions.release(f"delivery:{delivery}")
+            raise
+
+    async def _handle(self, event: str, payload: dict[str, Any], ctx: ChannelContext) -> Any:
         action = str(payload.get("action") or "")
         handler = self.on.get(f"{event}.{action}") or self.on.get(event)
         if handler is not None:
