@@ -150,6 +150,20 @@ class LongStack:
         assert response["statusCode"] == 200, response
         return [json.loads(line) for line in response["body"].splitlines() if line]
 
+    def status(self, session_id: str) -> str:
+        """The session's status as `GET /v1/sessions` folds it for a client."""
+        event = load_event("api/stream.json")
+        event["rawPath"] = "/v1/sessions"
+        event["requestContext"]["http"]["path"] = "/v1/sessions"
+        event["rawQueryString"] = "limit=50"
+        event["queryStringParameters"] = {"limit": "50"}
+        response = api.handler(event, FakeContext())
+        assert response["statusCode"] == 200, response
+        (found,) = [
+            s for s in json.loads(response["body"])["sessions"] if s["sessionId"] == session_id
+        ]
+        return str(found["status"])
+
     def tool_calls(self) -> list[str]:
         if not self.tool_log.exists():
             return []
@@ -246,11 +260,13 @@ def test_a_tool_that_cannot_finish_in_time_is_deferred_and_run_once(
     middle = [e["type"] for e in ls.events(deferred)]
     assert middle[-1] == "actions.requested"
     assert "turn.failed" not in middle and "action.result" not in middle
+    assert ls.status(deferred) == "running"  # between invocations the turn is still on
     # Lambda delivers the continuation twice: the call still runs once.
     again = ls.stack.dispatcher.payloads[0]
     ls.stack.dispatcher.payloads.append(dict(again))
     assert ls.invoke_all(budget=350) == 2
     assert ls.tool_calls() == ["slow build"]
+    assert ls.status(deferred) == "idle"
 
     ls.script(
         ls.ticking(Step.tool_calls(call("slow_job", {"name": "build"}, id="call_slow"))),

@@ -456,3 +456,18 @@ def test_scheduler_deliveries_go_through_the_alias_their_retry_settings_are_on(
     assert target.endswith('-scheduler:live"}'), target
     on_failure = res["TurnFunction"]["Properties"]["EventInvokeConfig"]["DestinationConfig"]
     assert json.dumps(on_failure["OnFailure"]["Destination"]).endswith('-scheduler:live"}')
+
+
+def test_scheduler_function_sweeps_stranded_turns_on_a_rate_schedule(
+    template: dict[str, Any],
+) -> None:
+    """Open turns nobody works on are swept on AWS by a schedule of the stack: the input is
+    the one SchedulerFunction's handler reads as a sweep."""
+    events = template["Resources"]["SchedulerFunction"]["Properties"]["Events"]
+    sweeps = [
+        e["Properties"]
+        for e in events.values()
+        if e["Type"] == "ScheduleV2" and json.loads(e["Properties"]["Input"]) == {"kind": "sweep"}
+    ]
+    assert len(sweeps) == 1
+    assert re.fullmatch(r"rate\(\d+ minutes?\)", sweeps[0]["ScheduleExpression"])

@@ -4,6 +4,7 @@ instead of declaring the turn lost (two terminal events for one turn)."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from agentkit.errors import StoreError
 from agentkit.models.scripted import ScriptedModel, Step, call
@@ -43,3 +44,27 @@ async def test_one_failed_renewal_does_not_lose_the_turn(env: Env) -> None:
     assert kinds.count("turn.completed") == 1
     assert "turn.failed" not in kinds
     assert [e.data["callId"] for e in events if e.type == "action.result"] == ["n1"]
+
+
+async def test_a_worker_that_lost_its_lease_appends_nothing_more(env: Env) -> None:
+    """A zombie (its lease ran out and another holder took the session) writes nothing
+    after the takeover: not its call's result, not a terminal event."""
+    ttl = 3.0
+    steps = [Step.tool_calls(call("nap", {"seconds": 2.0}, id="n1")), Step.text("done")]
+    rt = env.runtime(ScriptedModel(steps), lease_ttl=ttl)
+    acc = await rt.start_session("nap", principal=ALICE)
+    deadline = time.monotonic() + 60
+    while "actions.requested" not in [e.type for e in await rt.store.read(acc.session_id)]:
+        assert time.monotonic() < deadline, "the call never started"
+        await asyncio.sleep(0.01)
+    # The worker's lease is taken over, as after it ran out under a paused worker.
+    lease = await rt.store.get_lease(acc.session_id)
+    assert lease is not None
+    await rt.store.release_lease(acc.session_id, lease.holder)
+    assert await rt.store.acquire_lease(acc.session_id, "thief", 600)
+    taken_at = len(await rt.store.read(acc.session_id))
+    await asyncio.wait_for(settle(rt), 60)
+    events = await rt.store.read(acc.session_id)
+    assert events[taken_at:] == [], [e.type for e in events[taken_at:]]
+    lease = await rt.store.get_lease(acc.session_id)
+    assert lease is not None and lease.holder == "thief"

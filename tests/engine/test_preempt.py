@@ -5,6 +5,8 @@ are cancelled (sync ones abandoned in the tool pool), answered in doubt, and the
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -63,6 +65,25 @@ PROJECT = {
             while not release.exists() and time.monotonic() < deadline:
                 time.sleep(0.01)
             return "released"
+    """,
+    "agent/tools/spawn.py": """
+        import os, subprocess, sys, time
+        from pathlib import Path
+        from pydantic import BaseModel
+        from agentkit import define_tool
+
+        class SpawnInput(BaseModel):
+            label: str
+
+        @define_tool(description="Start a grandchild, then block.", execution="agent")
+        def spawn(input: SpawnInput, ctx) -> str:
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            root = Path(__file__).resolve().parents[2]
+            (root / "pids").write_text(f"{os.getpid()} {child.pid}")
+            with (root / "effects.log").open("a") as f:
+                f.write(input.label + "\\n")
+            time.sleep(600)
+            return "unreachable"
     """,
     "agent/tools/polite.py": """
         import asyncio
@@ -153,6 +174,36 @@ async def test_stop_cancels_a_tool_that_never_returns(make, tool: str) -> None: 
         assert tool_pool().busy == before
         (project / "release").touch()
         await until(lambda: tool_pool().busy == before - 1)
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_stop_kills_an_agent_execution_tool_and_what_it_started(make) -> None:  # type: ignore[no-untyped-def]
+    rt, project = make([Step.tool_calls(call("spawn", {"label": "s"}, id="c1"))])
+    acc = await rt.start_session("go", principal=ALICE)
+    await until(lambda: effects(project) == ["s"])
+    tool_pid, grandchild = (int(p) for p in (project / "pids").read_text().split())
+    try:
+        assert alive(tool_pid) and alive(grandchild)
+        assert await rt.stop(acc.session_id, principal=ALICE)
+        await asyncio.wait_for(settle(rt), 60)
+        (result,) = await stopped_turn(rt, acc.session_id, acc.turn_id)
+        assert result["isError"] is True and result["error"] == IN_DOUBT
+        # The whole process group is gone: the tool's process and what it started.
+        await until(lambda: not alive(tool_pid) and not alive(grandchild), timeout=30)
+        assert effects(project) == ["s"]
+    finally:
+        for pid in (tool_pid, grandchild):  # only if the test failed: leave nothing behind
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_tool_watching_ctx_cancelled_stops_cleanly(make) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,9 @@ gives the old token back, and the sweeper picks up turns nobody works on."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +151,37 @@ async def test_two_deliveries_of_one_failure_record_one_turn_failed(env: Env) ->
     events = await rt.store.read(acc.session_id)
     assert [e.type for e in events].count("turn.failed") == 1
     assert sorted(got) == [False, True] and again is False
+
+
+async def test_serve_sweeps_on_a_timer(project: Path, tmp_path: Path) -> None:
+    """`agentkit serve`'s host runs the sweeper by itself: a turn whose dispatch was lost
+    completes with nobody calling `sweep`."""
+    from agentkit.hosts.local import LocalHost, LocalHostOptions
+    from agentkit.project.bundle import AgentBundle
+
+    model = ScriptedModel([Step.text("swept by the timer")])
+    host = LocalHost(
+        AgentBundle.discover(project),
+        LocalHostOptions(state_root=tmp_path / "serve", schedules=False),
+        runtime_options={"model_resolver": lambda _id: model, "lease_ttl": 0.3},
+    )
+    await host.start()
+    rt = host.runtime
+    dispatcher = FlakyDispatcher(rt)
+    rt.dispatcher = dispatcher
+    try:
+        dispatcher.drop_next = True
+        acc = await rt.start_session("hi", principal=ALICE)
+        deadline = time.monotonic() + 60
+        while True:
+            events = await rt.store.read(acc.session_id)
+            if fold_status(events) == SessionStatus.IDLE:
+                break
+            assert time.monotonic() < deadline, "the sweeper never picked the turn up"
+            await asyncio.sleep(0.05)
+        await dispatcher.drain()
+        kinds = [e.type for e in await rt.store.read(acc.session_id) if e.turn_id == acc.turn_id]
+        assert kinds.count("turn.completed") == 1
+    finally:
+        await dispatcher.close()
+        await host.aclose()

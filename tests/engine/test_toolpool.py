@@ -8,10 +8,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
+from agentkit import ToolContext, define_tool
+from agentkit.authoring.contexts import HostServices
 from agentkit.engine import toolpool
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.toolpool import ToolPool
+from agentkit.engine.tools import ToolEntry, invoke
 from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.project.bundle import AgentBundle
 from agentkit.store.files import FileStore
@@ -67,4 +71,45 @@ async def test_a_full_tool_pool_refuses_and_the_store_keeps_working(
     for acc in (first, second):
         events = await rt.store.read(acc.session_id)
         assert [e.data.get("result") for e in events if e.type == "action.result"] == ["released"]
+    assert pool.busy == 0
+
+
+async def test_sync_calls_that_timed_out_keep_their_threads_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's case: sync tools that time out keep running in their threads; once they
+    fill the pool, the next call is refused at once instead of queueing behind them."""
+    pool = ToolPool(2)
+    monkeypatch.setattr(toolpool, "_POOL", pool)
+    release = threading.Event()
+    ran: list[str] = []
+
+    class Hang(BaseModel):
+        label: str
+
+    @define_tool(description="Blocks its thread until released.")
+    def hang(input: Hang, ctx: ToolContext) -> str:
+        ran.append(input.label)
+        release.wait(120)
+        return "released"
+
+    entry = ToolEntry("hang", "blocks", {}, input_model=Hang, definition=hang)
+    try:
+        for label in ("a", "b"):
+            _, value = entry.validate({"label": label})
+            ctx = ToolContext(None, HostServices(), f"c{label}", "hang", tmp_path)
+            out = await invoke(entry, value, ctx, timeout=0.5)
+            assert out.is_error and out.error == "tool 'hang' timed out after 0.5s"
+        assert pool.busy == 2  # both timed-out calls still hold their threads
+        _, value = entry.validate({"label": "c"})
+        ctx = ToolContext(None, HostServices(), "cc", "hang", tmp_path)
+        out = await asyncio.wait_for(invoke(entry, value, ctx, timeout=60), 30)
+        assert out.is_error and (out.error or "").startswith("tool pool saturated")
+        assert sorted(ran) == ["a", "b"]  # the refused call never ran
+    finally:
+        release.set()
+    for _ in range(6000):
+        if pool.busy == 0:
+            break
+        await asyncio.sleep(0.01)
     assert pool.busy == 0
