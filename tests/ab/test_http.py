@@ -245,3 +245,72 @@ def test_sessions_listing_and_trajectory_show_cost(tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert result["costUsd"] == pytest.approx(expected)
     assert set(result["abs"]) == {"tone", "per_user"}
+
+
+def test_a_budget_parks_the_turn_and_the_approvals_route_continues_it(tmp_path: Path) -> None:
+    # The test model's weather turn is two steps of about 200-280 tokens: the first step runs,
+    # the second would pass 300 tokens, so the turn parks on "budget exceeded: continue?"
+    # until a person answers over HTTP (and an approval grants one more 300).
+    files = {
+        **AGENT_FILES,
+        "agent/agent.py": """
+            from agentkit import define_agent
+
+            agent = define_agent(model="test", max_steps=6, budget={"turn_tokens": 300})
+        """,
+    }
+    project = write_agent(tmp_path / SLUG, files)
+    served = Served(project, tmp_path / "state", [], _env(None)).start()
+    try:
+        with httpx.Client(timeout=30) as c:
+            url = served.url
+            parked = lambda e: e["type"] == "action.approval_requested"  # noqa: E731
+
+            def pending_budget(sid: str) -> str:
+                pending = c.get(f"{url}/v1/session/{sid}/approvals").json()["approvals"]
+                assert [p["toolName"] for p in pending] == ["budget"], pending
+                assert pending[0]["arguments"]["reason"].startswith("budget exceeded")
+                return str(pending[0]["callId"])
+
+            r = c.post(f"{url}/v1/session", json={"message": "What is the weather in Paris?"})
+            assert r.status_code == 200, r.text
+            sid, token = r.json()["sessionId"], r.json()["continuationToken"]
+            events = read_stream(c, url, sid, until=parked)
+            assert sum(e["type"] == "step.completed" for e in events) == 1
+            # Each approval grants one more budget's worth; approve until the turn is done.
+            approvals = 0
+            while events[-1]["type"] == "action.approval_requested":
+                call_id = pending_budget(sid)
+                body = {"decision": "approve"}
+                r = c.post(f"{url}/v1/session/{sid}/approvals/{call_id}", json=body)
+                assert r.status_code == 200, r.text
+                approvals += 1
+                more = read_stream(
+                    c,
+                    url,
+                    sid,
+                    start=events[-1]["index"] + 1,
+                    until=lambda e: parked(e) or e["type"] in ("turn.completed", "turn.failed"),
+                )
+                events += more
+                assert approvals < 6, events
+            assert events[-1]["type"] == "turn.completed", events[-1]
+            assert approvals == 1
+            assert sum(e["type"] == "step.completed" for e in events) == 2
+
+            # Denied, the turn ends as failed with a message that says why.
+            start = len(dump(c, url, sid))
+            body = {"message": "And in Oslo?", "continuationToken": token}
+            r = c.post(f"{url}/v1/session/{sid}", json=body)
+            assert r.status_code == 200, r.text
+            read_stream(c, url, sid, start=start, until=parked)
+            call_id = pending_budget(sid)
+            r = c.post(f"{url}/v1/session/{sid}/approvals/{call_id}", json={"decision": "deny"})
+            assert r.status_code == 200, r.text
+            ends = read_stream(c, url, sid, start=start, until=turn_ends())
+            assert ends[-1]["type"] == "turn.failed", ends[-1]
+            assert ends[-1]["data"]["error"] == (
+                "budget exceeded: the request to continue was denied"
+            )
+    finally:
+        served.stop()
