@@ -26,6 +26,7 @@ from agentkit.engine.agent_tool import run_agent_tool
 from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.budget import (
     BUDGET_CALL_PREFIX,
+    BUDGET_TIMEOUT_PRINCIPAL,
     BudgetCheck,
     GuardedModel,
     Spend,
@@ -83,6 +84,7 @@ from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
 
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
+BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered in time"
 START_FLUSH = 0.02
 TOOL_POLL = 0.05  # how often running tools look for an interrupt
 CANCEL_WAIT = 1.0  # how long cancelled tool calls get to unwind
@@ -494,15 +496,12 @@ class TurnRunner:
         for p in budget:
             self.state.pending.pop(p.call_id)
             approved = p.decision == "approve"
-            outcome = (
-                Outcome(False, result="continue")
-                if approved
-                else Outcome(True, error=BUDGET_DENIED)
-            )
+            why = BUDGET_UNANSWERED if p.decided_by == BUDGET_TIMEOUT_PRINCIPAL else BUDGET_DENIED
+            outcome = Outcome(False, result="continue") if approved else Outcome(True, error=why)
             call = ActionCall(call_id=p.call_id, tool_name=BUDGET_TOOL, arguments={})
             await self.emit(_result(call, outcome))
             if not approved:
-                raise RunError(BUDGET_DENIED)
+                raise RunError(why)
             # The approval itself is on record: `session_spend` already counted it.
         for p in self.state.pending.values():
             call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)
