@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +17,13 @@ import pytest
 
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, write_agent
 from tests.playground.conftest import Shot
-from tests.playground.test_playground import open_playground, send, session_id, wait_turns_done
+from tests.playground.test_playground import (
+    open_playground,
+    raw_events,
+    send,
+    session_id,
+    wait_turns_done,
+)
 from tests.server.helpers import dump, read_stream, start_session, turn_ends
 
 pytestmark = pytest.mark.slow
@@ -146,3 +153,43 @@ def test_copy_curl_gives_a_command_that_works_as_copied(tmp_path: Path, page_fac
         assert "Review PR #9." in json.dumps(first["data"])
     finally:
         served.stop()
+
+
+def test_a_stream_cut_mid_line_resumes_with_each_delta_once(
+    priced: Served, page_factory: Any
+) -> None:
+    # The first stream response is cut in the middle of a text delta's line, as a dropped
+    # connection leaves it: the page must drop the partial line and ask again from its
+    # index, so every event (and so every delta) is applied exactly once.
+    page = page_factory()
+    requests: list[str] = []
+    cut_at: list[int] = []
+
+    def cut_once(route: Any) -> None:
+        requests.append(route.request.url)
+        if cut_at:
+            route.continue_()
+            return
+        # Long enough for the whole turn, then the recorded bytes are cut short.
+        response = route.fetch(url=route.request.url + "&window=8", timeout=60_000)
+        lines = response.body().split(b"\n")
+        deltas = [i for i, line in enumerate(lines) if b'"message.appended"' in line]
+        assert deltas, lines
+        at = deltas[0]
+        cut_at.append(json.loads(lines[at])["index"])
+        body = b"\n".join(lines[:at]) + b"\n" + lines[at][: len(lines[at]) // 2]
+        route.fulfill(status=200, headers=response.headers, body=body)
+
+    page.route(re.compile(r".*/v1/session/[^/]+/stream\?.*"), cut_once)
+    open_playground(page, priced.url)
+    send(page, "What is the weather in Hanoi?")
+    wait_turns_done(page, 1)
+    assert cut_at and f"startIndex={cut_at[0]}" in requests[1], (cut_at, requests)
+
+    with httpx.Client(timeout=30) as client:
+        events = dump(client, priced.url, session_id(page))
+    received = raw_events(page)
+    assert [e["index"] for e in received] == list(range(len(events)))
+    assert received == events
+    texts = [e["data"]["text"] for e in events if e["type"] == "message.completed"]
+    assert page.locator(".assistant-text").all_inner_texts() == texts
