@@ -46,7 +46,10 @@ AUDIT = """() => {
     return colour;
   };
   const lum = ({ r, g, b }) => {
-    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    const f = (v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    };
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
   };
   const ratio = (a, b) => {
@@ -66,7 +69,8 @@ AUDIT = """() => {
     const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
     const need = large ? 3 : 4.5;
     const got = ratio(over(fg, bg), bg);
-    if (got < need) low.push(`${el.tagName}.${el.className} "${el.textContent.trim().slice(0, 30)}" ${got.toFixed(2)}`);
+    const text = el.textContent.trim().slice(0, 30);
+    if (got < need) low.push(`${el.tagName}.${el.className} "${text}" ${got.toFixed(2)}`);
   }
   const unnamed = [];
   for (const el of document.querySelectorAll("button, input, select, textarea, [role=tab]")) {
