@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,29 @@ def test_enrollment_and_stickiness(served: Served) -> None:
     assert tone_seen == {"control", "concise"}
 
 
+def at(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
     url = served.url
     sessions: dict[str, list[dict[str, Any]]] = {}
     for i in range(6):
         with client_for(TOKENS[2]) as c:
             run_session(c, url, f"weather in town {i}")
+    # Two turns with an approval, one denied: approvals asked and denied, and a tool error.
+    for decision in ("approve", "deny"):
+        with client_for(TOKENS[2]) as c:
+            r = c.post(f"{url}/v1/session", json={"message": "please wipe the notes folder"})
+            sid = r.json()["sessionId"]
+            read_stream(c, url, sid, until=lambda e: e["type"] == "action.approval_requested")
+            [pending] = c.get(f"{url}/v1/session/{sid}/approvals").json()["approvals"]
+            r = c.post(
+                f"{url}/v1/session/{sid}/approvals/{pending['callId']}",
+                json={"decision": decision},
+            )
+            assert r.status_code == 200, r.text
+            read_stream(c, url, sid, until=turn_ends())
     # Every session of every caller, folded here by hand.
     for token in TOKENS:
         with client_for(token) as c:
@@ -147,11 +165,21 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
                 row["completed"] += e["type"] == "turn.completed"
                 row["inputTokens"] += e["data"]["usage"]["inputTokens"]
                 row["outputTokens"] += e["data"]["usage"]["outputTokens"]
-                row["toolCalls"] += sum(
-                    1
-                    for x in events
-                    if x["type"] == "action.result" and x.get("turnId") == e["turnId"]
+                mine = [x for x in events if x.get("turnId") == e["turnId"]]
+                row["toolCalls"] += sum(x["type"] == "action.result" for x in mine)
+                row["toolErrors"] += sum(
+                    x["type"] == "action.result" and x["data"]["isError"] for x in mine
                 )
+                row["steps"] += sum(x["type"] == "step.completed" for x in mine)
+                row["approvalsRequested"] += sum(
+                    x["type"] == "action.approval_requested" for x in mine
+                )
+                row["approvalsDenied"] += sum(
+                    x["type"] == "action.approval_resolved" and x["data"]["decision"] == "deny"
+                    for x in mine
+                )
+                [received] = [x for x in mine if x["type"] == "message.received"]
+                row["latencyMs"] += (at(e["at"]) - at(received["at"])).total_seconds() * 1000
     with client_for(TOKENS[2]) as c:
         r = c.get(f"{url}/v1/abs")
     assert r.status_code == 200, r.text
@@ -164,7 +192,7 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
     assert "mSPRT" in body["method"]
     # The caller sees its own sessions' assignments only.
     assert {row["sessionId"] for row in body["sessions"]} <= set(sessions)
-    assert len(body["sessions"]) == 6
+    assert len(body["sessions"]) == 8  # the six weather sessions and the two approvals
     got = {e["name"]: e for e in body["experiments"]}
     assert set(got) == {"tone", "per_user"}
     for (experiment, arm), row in expected.items():
@@ -172,8 +200,12 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
         assert arm_body["sessions"] == row["sessions"], (experiment, arm)
         assert arm_body["turns"] == row["turns"]
         totals = arm_body["totals"]
-        for metric in ("completed", "inputTokens", "outputTokens", "toolCalls"):
-            assert totals[metric] == pytest.approx(row[metric]), (experiment, arm, metric)
+        metrics = ("completed", "inputTokens", "outputTokens", "toolCalls", "toolErrors")
+        more = ("steps", "approvalsRequested", "approvalsDenied", "latencyMs")
+        for metric in (*metrics, *more):
+            got_total = totals.get(metric, 0.0)
+            assert got_total == pytest.approx(row[metric], abs=1e-3), (experiment, arm, metric)
+    assert sum(row["approvalsDenied"] for row in expected.values()) >= 2  # both experiments
     tone = got["tone"]
     assert tone["srm"]["observed"] == {
         k: int(expected[("tone", k)]["sessions"]) for k in ("concise", "control")
