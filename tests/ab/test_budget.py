@@ -204,3 +204,35 @@ async def test_budget_approvals_wait_a_day_by_default(make_runtime: RuntimeFacto
     events = await rt.store.read(sid)  # type: ignore[attr-defined]
     assert fold_status(events) != SessionStatus.AWAITING_APPROVAL
     assert any(e.type == "turn.failed" for e in events)
+
+
+async def test_parallel_subagents_share_one_budget(make_runtime: RuntimeFactory) -> None:
+    # Two subagents started in one step run at once. Each sees what the other has spent:
+    # together they stop at the turn's budget, not at a budget each.
+    sub = [Step.tool_calls(call("add", {"a": 1, "b": 1}), usage=HUNDRED) for _ in range(50)]
+    task = {"subagent": "helper", "prompt": "add forever"}
+    parent = ScriptedModel(
+        [
+            Step.tool_calls(call("task", task), call("task", task), usage=HUNDRED),
+            Step.text("never", usage=HUNDRED),
+        ]
+    )
+    child = ScriptedModel(sub, model_id="child")
+    files = {
+        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 1000}),
+        "agent/subagents/helper/agent.py": (
+            "from agentkit import define_agent\n"
+            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
+        ),
+        "agent/subagents/helper/instructions.md": "You help.\n",
+    }
+    rt = make_runtime(files, lambda mid: child if mid else parent)
+    acc = await rt.start_session("go", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    done = [e.data for e in events if e.type == "subagent.completed"]
+    assert len(done) == 2 and all("budget exceeded" in d["error"] for d in done)
+    # 100 from the parent leaves 900: nine child steps in all, plus at most one step per
+    # subagent that started while the other's last step was still running.
+    assert 9 <= len(child.requests) <= 9 + 2, len(child.requests)
+    assert fold_status(events) == SessionStatus.AWAITING_APPROVAL
