@@ -193,3 +193,35 @@ def test_a_stream_cut_mid_line_resumes_with_each_delta_once(
     assert received == events
     texts = [e["data"]["text"] for e in events if e["type"] == "message.completed"]
     assert page.locator(".assistant-text").all_inner_texts() == texts
+
+
+def test_a_turn_over_budget_asks_and_approving_continues_it(
+    tmp_path: Path, page_factory: Any, shot: Shot
+) -> None:
+    files = {
+        **AGENT_FILES,
+        "agent/agent.py": """
+            from agentkit import define_agent
+
+            agent = define_agent(model="test", max_steps=6, budget={"turn_tokens": 300})
+        """,
+    }
+    project = write_agent(tmp_path / SLUG, files)
+    served = Served(project, tmp_path / "state", [], {**os.environ, "AGENTKIT_MODEL": "test"})
+    served.start()
+    try:
+        page = page_factory()
+        open_playground(page, served.url)
+        send(page, "What is the weather in Lagos?")
+        approve = page.get_by_role("button", name="Approve")
+        approve.wait_for()
+        card = page.locator("details.tool", has_text="budget")
+        ask = card.locator(".ask").inner_text()
+        assert ask.startswith("budget exceeded: this turn has used") and "Deny ends it" in ask
+        shot(page, "15-budget")
+        approve.click()
+        wait_turns_done(page, 1)
+        assert "Turn completed" in page.locator(".turn-foot").inner_text()
+        assert "get_weather returned" in page.locator(".assistant-text").last.inner_text()
+    finally:
+        served.stop()
