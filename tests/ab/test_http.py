@@ -227,12 +227,17 @@ def test_daily_limit_answers_429_with_retry_after(tmp_path: Path) -> None:
     served = Served(project, tmp_path / "state", args, _env(None)).start()
     try:
         with client_for(TOKENS[0]) as c:
-            run_session(c, served.url, "weather in Rome")  # spends more than one token
+            sid, token, _ = run_session(c, served.url, "weather in Rome")  # > one token
             r = c.post(f"{served.url}/v1/session", json={"message": "again"})
             assert r.status_code == 429, r.text
             assert r.json()["ok"] is False and r.json()["error"] == "rate_limited"
             retry = int(r.headers["retry-after"])
             assert 0 < retry <= 86_401
+            # A follow-up in the caller's existing session is refused the same way.
+            body = {"message": "and tomorrow?", "continuationToken": token}
+            r = c.post(f"{served.url}/v1/session/{sid}", json=body)
+            assert r.status_code == 429, r.text
+            assert int(r.headers["retry-after"]) > 0
         with client_for(TOKENS[1]) as c:  # another caller still has its own day
             r = c.post(f"{served.url}/v1/session", json={"message": "hello"})
             assert r.status_code == 200, r.text
