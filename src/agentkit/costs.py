@@ -189,10 +189,17 @@ class Budget:
     session_usd: float | None = None
     principal_daily_tokens: int | None = None  # per caller per UTC day, HTTP API only
     principal_daily_usd: float | None = None
+    # How long a "budget exceeded: continue?" approval waits for an answer before the
+    # turn ends as failed (None: DEFAULT_BUDGET_ANSWER_SECONDS). Not a limit itself.
+    approval_timeout_s: float | None = None
 
     @property
     def empty(self) -> bool:
         return all(getattr(self, k) is None for k in _BUDGET_KEYS)
+
+
+DEFAULT_BUDGET_ANSWER_SECONDS = 24 * 3600.0
+_BUDGET_OPTIONS = (*_BUDGET_KEYS, "approval_timeout_s")
 
 
 def parse_budget(raw: Any) -> Budget:
@@ -204,8 +211,8 @@ def parse_budget(raw: Any) -> Budget:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         snake = "".join("_" + c.lower() if c.isupper() else c for c in str(key))
-        if snake not in _BUDGET_KEYS:
-            raise ValueError(f"unknown budget key {key!r}; use {', '.join(_BUDGET_KEYS)}")
+        if snake not in _BUDGET_OPTIONS:
+            raise ValueError(f"unknown budget key {key!r}; use {', '.join(_BUDGET_OPTIONS)}")
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise ValueError(f"budget {key!r} must be a positive number")
         values[snake] = int(value) if snake.endswith("tokens") else float(value)
@@ -220,6 +227,7 @@ def add_costs(a: float | None, b: float | None) -> float | None:
 
 
 __all__ = [
+    "DEFAULT_BUDGET_ANSWER_SECONDS",
     "DEFAULT_PRICES",
     "PRICES_FILE_ENV",
     "Budget",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from agentkit.events import Usage
@@ -153,3 +155,84 @@ async def test_each_approval_grants_exactly_one_more_budget(make_runtime: Runtim
     pending = await rt.approvals(sid, principal=ALICE)
     assert [p.tool_name for p in pending] == ["budget"] and pending[0].call_id != first
     assert "used 1000 tokens of 1000 tokens" in pending[0].arguments["reason"]
+
+
+async def test_an_unanswered_budget_approval_ends_the_turn_as_failed(
+    make_runtime: RuntimeFactory,
+) -> None:
+    from agentkit.engine.sweeper import sweep
+
+    model = ScriptedModel(add_steps(5))
+    budget = {"turn_tokens": 500, "approval_timeout_s": 3600}
+    rt = make_runtime({"agent/agent.py": agent_py(prices=PRICES, budget=budget)}, lambda _: model)
+    acc = await rt.start_session("count", principal=ALICE)
+    await settle(rt)
+    sid = acc.session_id
+    [pending] = await rt.approvals(sid, principal=ALICE)
+    asked = datetime.fromisoformat(pending.requested_at).timestamp()
+
+    rt.clock = lambda: asked + 3599  # not yet: the question still stands
+    assert await sweep(rt) == 0
+    assert fold_status(await rt.store.read(sid)) == SessionStatus.AWAITING_APPROVAL
+
+    rt.clock = lambda: asked + 3600
+    assert await sweep(rt) == 1
+    await settle(rt)
+    events = await rt.store.read(sid)
+    [resolved] = [e for e in events if e.type == "action.approval_resolved"]
+    assert resolved.data["decision"] == "deny"
+    assert resolved.data["principal"] == "agentkit:budget-timeout"
+    [failed] = [e for e in events if e.type == "turn.failed"]
+    assert failed.data["error"] == (
+        "budget exceeded: the request to continue was not answered in time"
+    )
+    assert len(model.requests) == 5  # nothing more was spent
+    assert await sweep(rt) == 0  # and nothing is left to expire
+
+
+async def test_budget_approvals_wait_a_day_by_default(make_runtime: RuntimeFactory) -> None:
+    from agentkit.engine.sweeper import sweep
+
+    rt, _model, sid = await parked(make_runtime)
+    [pending] = await rt.approvals(sid, principal=ALICE)  # type: ignore[attr-defined]
+    asked = datetime.fromisoformat(pending.requested_at).timestamp()
+    rt.clock = lambda: asked + 23 * 3600  # type: ignore[attr-defined]
+    assert await sweep(rt) == 0  # type: ignore[arg-type]
+    rt.clock = lambda: asked + 24 * 3600  # type: ignore[attr-defined]
+    assert await sweep(rt) == 1  # type: ignore[arg-type]
+    await settle(rt)  # type: ignore[arg-type]
+    events = await rt.store.read(sid)  # type: ignore[attr-defined]
+    assert fold_status(events) != SessionStatus.AWAITING_APPROVAL
+    assert any(e.type == "turn.failed" for e in events)
+
+
+async def test_parallel_subagents_share_one_budget(make_runtime: RuntimeFactory) -> None:
+    # Two subagents started in one step run at once. Each sees what the other has spent:
+    # together they stop at the turn's budget, not at a budget each.
+    sub = [Step.tool_calls(call("add", {"a": 1, "b": 1}), usage=HUNDRED) for _ in range(50)]
+    task = {"subagent": "helper", "prompt": "add forever"}
+    parent = ScriptedModel(
+        [
+            Step.tool_calls(call("task", task), call("task", task), usage=HUNDRED),
+            Step.text("never", usage=HUNDRED),
+        ]
+    )
+    child = ScriptedModel(sub, model_id="child")
+    files = {
+        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 1000}),
+        "agent/subagents/helper/agent.py": (
+            "from agentkit import define_agent\n"
+            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
+        ),
+        "agent/subagents/helper/instructions.md": "You help.\n",
+    }
+    rt = make_runtime(files, lambda mid: child if mid else parent)
+    acc = await rt.start_session("go", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    done = [e.data for e in events if e.type == "subagent.completed"]
+    assert len(done) == 2 and all("budget exceeded" in d["error"] for d in done)
+    # 100 from the parent leaves 900: nine child steps in all, plus at most one step per
+    # subagent that started while the other's last step was still running.
+    assert 9 <= len(child.requests) <= 9 + 2, len(child.requests)
+    assert fold_status(events) == SessionStatus.AWAITING_APPROVAL

@@ -100,3 +100,28 @@ def test_prices_file_and_agent_option_override(
     assert table.cost("house", Usage(input_tokens=1_000_000)) == 1.0
     with pytest.raises(ValueError, match="input"):
         PriceTable.for_agent({"prices": {"x": {"output": 1}}})
+
+
+def test_agentkit_run_prints_the_turn_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentkit.cli import main
+    from tests.ab.conftest import BASE, write
+
+    price = {"input": 2.0, "output": 10.0}
+    root = write(
+        tmp_path / "agent-project",
+        {**BASE, "agent/agent.py": agent_py(model="test", prices={"test": price})},
+    )
+    (root / "pyproject.toml").write_text('[project]\nname = "costly"\n')
+    assert main(["run", "--dir", str(root), "--json", "add 2 and 3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    usage = out["usage"]
+    expected = (usage["inputTokens"] * 2.0 + usage["outputTokens"] * 10.0) / 1e6
+    assert usage["inputTokens"] > 0
+    assert out["costUsd"] == pytest.approx(expected)
+
+    # Without a price the cost is absent, never a made-up zero.
+    (root / "agent" / "agent.py").write_text(agent_py(model="test"))
+    assert main(["run", "--dir", str(root), "--json", "add 2 and 3"]) == 0
+    assert "costUsd" not in json.loads(capsys.readouterr().out)

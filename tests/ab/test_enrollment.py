@@ -141,3 +141,26 @@ async def test_tools_see_the_arms_and_max_steps_applies(make_runtime: RuntimeFac
     # The "narrow" arm allows 2 steps: three tool steps cannot finish.
     end = events[-2]
     assert end.type == "turn.failed" and "max_steps (2)" in end.data["error"]
+
+
+async def test_the_arm_applies_to_every_turn_of_the_session(make_runtime: RuntimeFactory) -> None:
+    models = Models()
+    rt = make_runtime(EXPERIMENTS, models)
+    for i in range(40):  # find a session in the concise arm
+        acc = await rt.start_session(f"hello {i}", principal=ALICE)
+        await settle(rt)
+        if rt.experiments["tone"].assign("tone", acc.session_id) == "concise":
+            break
+    else:
+        raise AssertionError("no session reached the concise arm")
+    before = len(models.seen)
+    sid, token = acc.session_id, acc.continuation_token
+    for text in ("and then?", "one more"):
+        token = (await rt.follow_up(sid, token, text, principal=ALICE)).continuation_token
+        await settle(rt)
+    later = models.seen[before:]
+    assert len(later) == 2
+    for model_id, request in later:
+        assert model_id == HAIKU and request.system.endswith("Answer in one sentence.")
+    events = await rt.store.read(sid)
+    assert sum(e.type == "ab.assigned" for e in events) == 2  # enrolled once, at creation

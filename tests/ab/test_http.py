@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,29 @@ def test_enrollment_and_stickiness(served: Served) -> None:
     assert tone_seen == {"control", "concise"}
 
 
+def at(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
     url = served.url
     sessions: dict[str, list[dict[str, Any]]] = {}
     for i in range(6):
         with client_for(TOKENS[2]) as c:
             run_session(c, url, f"weather in town {i}")
+    # Two turns with an approval, one denied: approvals asked and denied, and a tool error.
+    for decision in ("approve", "deny"):
+        with client_for(TOKENS[2]) as c:
+            r = c.post(f"{url}/v1/session", json={"message": "please wipe the notes folder"})
+            sid = r.json()["sessionId"]
+            read_stream(c, url, sid, until=lambda e: e["type"] == "action.approval_requested")
+            [pending] = c.get(f"{url}/v1/session/{sid}/approvals").json()["approvals"]
+            r = c.post(
+                f"{url}/v1/session/{sid}/approvals/{pending['callId']}",
+                json={"decision": decision},
+            )
+            assert r.status_code == 200, r.text
+            read_stream(c, url, sid, until=turn_ends())
     # Every session of every caller, folded here by hand.
     for token in TOKENS:
         with client_for(token) as c:
@@ -147,11 +165,21 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
                 row["completed"] += e["type"] == "turn.completed"
                 row["inputTokens"] += e["data"]["usage"]["inputTokens"]
                 row["outputTokens"] += e["data"]["usage"]["outputTokens"]
-                row["toolCalls"] += sum(
-                    1
-                    for x in events
-                    if x["type"] == "action.result" and x.get("turnId") == e["turnId"]
+                mine = [x for x in events if x.get("turnId") == e["turnId"]]
+                row["toolCalls"] += sum(x["type"] == "action.result" for x in mine)
+                row["toolErrors"] += sum(
+                    x["type"] == "action.result" and x["data"]["isError"] for x in mine
                 )
+                row["steps"] += sum(x["type"] == "step.completed" for x in mine)
+                row["approvalsRequested"] += sum(
+                    x["type"] == "action.approval_requested" for x in mine
+                )
+                row["approvalsDenied"] += sum(
+                    x["type"] == "action.approval_resolved" and x["data"]["decision"] == "deny"
+                    for x in mine
+                )
+                [received] = [x for x in mine if x["type"] == "message.received"]
+                row["latencyMs"] += (at(e["at"]) - at(received["at"])).total_seconds() * 1000
     with client_for(TOKENS[2]) as c:
         r = c.get(f"{url}/v1/abs")
     assert r.status_code == 200, r.text
@@ -164,7 +192,7 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
     assert "mSPRT" in body["method"]
     # The caller sees its own sessions' assignments only.
     assert {row["sessionId"] for row in body["sessions"]} <= set(sessions)
-    assert len(body["sessions"]) == 6
+    assert len(body["sessions"]) == 8  # the six weather sessions and the two approvals
     got = {e["name"]: e for e in body["experiments"]}
     assert set(got) == {"tone", "per_user"}
     for (experiment, arm), row in expected.items():
@@ -172,8 +200,12 @@ def test_abs_totals_equal_an_independent_fold(served: Served) -> None:
         assert arm_body["sessions"] == row["sessions"], (experiment, arm)
         assert arm_body["turns"] == row["turns"]
         totals = arm_body["totals"]
-        for metric in ("completed", "inputTokens", "outputTokens", "toolCalls"):
-            assert totals[metric] == pytest.approx(row[metric]), (experiment, arm, metric)
+        metrics = ("completed", "inputTokens", "outputTokens", "toolCalls", "toolErrors")
+        more = ("steps", "approvalsRequested", "approvalsDenied", "latencyMs")
+        for metric in (*metrics, *more):
+            got_total = totals.get(metric, 0.0)
+            assert got_total == pytest.approx(row[metric], abs=1e-3), (experiment, arm, metric)
+    assert sum(row["approvalsDenied"] for row in expected.values()) >= 2  # both experiments
     tone = got["tone"]
     assert tone["srm"]["observed"] == {
         k: int(expected[("tone", k)]["sessions"]) for k in ("concise", "control")
@@ -195,12 +227,17 @@ def test_daily_limit_answers_429_with_retry_after(tmp_path: Path) -> None:
     served = Served(project, tmp_path / "state", args, _env(None)).start()
     try:
         with client_for(TOKENS[0]) as c:
-            run_session(c, served.url, "weather in Rome")  # spends more than one token
+            sid, token, _ = run_session(c, served.url, "weather in Rome")  # > one token
             r = c.post(f"{served.url}/v1/session", json={"message": "again"})
             assert r.status_code == 429, r.text
             assert r.json()["ok"] is False and r.json()["error"] == "rate_limited"
             retry = int(r.headers["retry-after"])
             assert 0 < retry <= 86_401
+            # A follow-up in the caller's existing session is refused the same way.
+            body = {"message": "and tomorrow?", "continuationToken": token}
+            r = c.post(f"{served.url}/v1/session/{sid}", json=body)
+            assert r.status_code == 429, r.text
+            assert int(r.headers["retry-after"]) > 0
         with client_for(TOKENS[1]) as c:  # another caller still has its own day
             r = c.post(f"{served.url}/v1/session", json={"message": "hello"})
             assert r.status_code == 200, r.text
@@ -245,3 +282,72 @@ def test_sessions_listing_and_trajectory_show_cost(tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert result["costUsd"] == pytest.approx(expected)
     assert set(result["abs"]) == {"tone", "per_user"}
+
+
+def test_a_budget_parks_the_turn_and_the_approvals_route_continues_it(tmp_path: Path) -> None:
+    # The test model's weather turn is two steps of about 200-280 tokens: the first step runs,
+    # the second would pass 300 tokens, so the turn parks on "budget exceeded: continue?"
+    # until a person answers over HTTP (and an approval grants one more 300).
+    files = {
+        **AGENT_FILES,
+        "agent/agent.py": """
+            from agentkit import define_agent
+
+            agent = define_agent(model="test", max_steps=6, budget={"turn_tokens": 300})
+        """,
+    }
+    project = write_agent(tmp_path / SLUG, files)
+    served = Served(project, tmp_path / "state", [], _env(None)).start()
+    try:
+        with httpx.Client(timeout=30) as c:
+            url = served.url
+            parked = lambda e: e["type"] == "action.approval_requested"  # noqa: E731
+
+            def pending_budget(sid: str) -> str:
+                pending = c.get(f"{url}/v1/session/{sid}/approvals").json()["approvals"]
+                assert [p["toolName"] for p in pending] == ["budget"], pending
+                assert pending[0]["arguments"]["reason"].startswith("budget exceeded")
+                return str(pending[0]["callId"])
+
+            r = c.post(f"{url}/v1/session", json={"message": "What is the weather in Paris?"})
+            assert r.status_code == 200, r.text
+            sid, token = r.json()["sessionId"], r.json()["continuationToken"]
+            events = read_stream(c, url, sid, until=parked)
+            assert sum(e["type"] == "step.completed" for e in events) == 1
+            # Each approval grants one more budget's worth; approve until the turn is done.
+            approvals = 0
+            while events[-1]["type"] == "action.approval_requested":
+                call_id = pending_budget(sid)
+                body = {"decision": "approve"}
+                r = c.post(f"{url}/v1/session/{sid}/approvals/{call_id}", json=body)
+                assert r.status_code == 200, r.text
+                approvals += 1
+                more = read_stream(
+                    c,
+                    url,
+                    sid,
+                    start=events[-1]["index"] + 1,
+                    until=lambda e: parked(e) or e["type"] in ("turn.completed", "turn.failed"),
+                )
+                events += more
+                assert approvals < 6, events
+            assert events[-1]["type"] == "turn.completed", events[-1]
+            assert approvals == 1
+            assert sum(e["type"] == "step.completed" for e in events) == 2
+
+            # Denied, the turn ends as failed with a message that says why.
+            start = len(dump(c, url, sid))
+            body = {"message": "And in Oslo?", "continuationToken": token}
+            r = c.post(f"{url}/v1/session/{sid}", json=body)
+            assert r.status_code == 200, r.text
+            read_stream(c, url, sid, start=start, until=parked)
+            call_id = pending_budget(sid)
+            r = c.post(f"{url}/v1/session/{sid}/approvals/{call_id}", json={"decision": "deny"})
+            assert r.status_code == 200, r.text
+            ends = read_stream(c, url, sid, start=start, until=turn_ends())
+            assert ends[-1]["type"] == "turn.failed", ends[-1]
+            assert ends[-1]["data"]["error"] == (
+                "budget exceeded: the request to continue was denied"
+            )
+    finally:
+        served.stop()

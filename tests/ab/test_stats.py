@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+from agentkit.ab.fold import TurnSample
+from agentkit.ab.report import Aggregate, breaches
 from agentkit.ab.stats import (
     ALPHA,
     Moments,
@@ -17,6 +19,7 @@ from agentkit.ab.stats import (
     rho_squared,
     srm_check,
 )
+from agentkit.authoring.ab import AbDefinition, define_ab, variant
 
 
 def reference_radius(v: float, tau2: float, alpha: float) -> float:
@@ -125,3 +128,66 @@ def test_srm_flags_a_skewed_split_only() -> None:
     weighted = srm_check({"a": 250, "b": 750}, {"a": 1, "b": 3})
     assert weighted is not None and not weighted.flagged and weighted.chi_squared == 0
     assert srm_check({}, {"a": 1, "b": 1}) is None
+
+
+def _guarded(limit: float) -> dict[str, AbDefinition]:
+    ab = define_ab(
+        name="cost",
+        variants={"control": variant(), "treatment": variant()},
+        guardrails={"costPerTurn": limit},
+        min_samples=10,
+    )
+    return {"cost": ab}
+
+
+def _paused_after(
+    defs: dict[str, AbDefinition], rng: random.Random, mean: float, turns: int
+) -> int:
+    """Feed noisy per-turn costs of `mean` to the treatment arm, checking the guardrail
+    after every turn; the turn it first breached at, or 0 when it never did."""
+    agg = Aggregate()
+    for t in range(turns):
+        cost = rng.expovariate(1 / mean)
+        agg.add(TurnSample("s", f"t{t}", {"cost": "treatment"}, "", {"costUsd": cost}))
+        if breaches(agg, defs):
+            return t + 1
+    return 0
+
+
+def test_a_guardrail_pauses_on_the_sequence_not_on_a_noisy_mean() -> None:
+    """A cost guardrail read after every turn: an arm truly under its limit is (almost)
+    never paused, although its running mean goes over the limit often; an arm truly over
+    it is paused, and only once the sequence's lower bound has crossed the limit."""
+    limit = 0.01
+    defs = _guarded(limit)
+    rng = random.Random(11)
+    false_pauses = naive = 0
+    for _ in range(100):
+        agg = Aggregate()
+        crossed = False
+        for t in range(300):
+            cost = rng.expovariate(1 / 0.008)  # mean $0.008: under the limit
+            agg.add(TurnSample("s", f"t{t}", {"cost": "treatment"}, "", {"costUsd": cost}))
+            m = agg.arms["cost"]["treatment"].metrics["costUsd"]
+            crossed = crossed or (m.n >= 10 and m.mean > limit)
+            if breaches(agg, defs):
+                false_pauses += 1
+                break
+        naive += crossed
+    assert false_pauses <= 100 * ALPHA, false_pauses
+    assert naive > 20, naive  # a plain "mean over the limit" rule would have paused these
+
+    at = [_paused_after(defs, rng, 0.03, 500) for _ in range(20)]
+    assert all(n > 0 for n in at), at  # three times the limit is always caught
+    [breach] = breaches(_fed(0.03, 500), defs)
+    assert breach.variant == "treatment" and breach.lower > limit
+    assert "costPerTurn <= 0.01 breached" in breach.reason
+
+
+def _fed(mean: float, turns: int) -> Aggregate:
+    rng = random.Random(5)
+    agg = Aggregate()
+    for t in range(turns):
+        cost = rng.expovariate(1 / mean)
+        agg.add(TurnSample("s", f"t{t}", {"cost": "treatment"}, "", {"costUsd": cost}))
+    return agg

@@ -189,3 +189,24 @@ def test_info_on_a_terminal_draws_tools_and_schedules_as_tables(
     assert "0 9 L * *" in last  # the schedule table
     assert "schedule.cron_not_on_aws" in drawn  # diagnostics as their own table
     assert "diagnostics 0 error(s), 1 warning(s)" in drawn
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`agentkit info ... | head -1` where the reader has already gone: no traceback, 141."""
+    assert main(["init", str(tmp_path / "piped")]) == 0
+    env = {**os.environ, "AGENTKIT_MODEL": "test", "NO_COLOR": "1"}
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes a byte
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentkit.cli", "info", "--dir", str(tmp_path / "piped")],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141

@@ -143,3 +143,28 @@ def test_dev_tab_fires_a_reminder(pr_review: Served, page_factory: Any) -> None:
     woken = page.locator(".user").nth(1)
     assert woken.locator(".who").inner_text().startswith("from ")
     assert "List open PRs again" in woken.inner_text()
+
+
+def test_the_sessions_tab_lists_chat_channel_and_schedule_sessions(
+    pr_review: Served, page_factory: Any
+) -> None:
+    base = url_of(pr_review)
+    with httpx.Client(timeout=30) as client:
+        chat = client.post(f"{base}/v1/session", json={"message": "Please list open PRs"})
+        channel = client.post(f"{base}/v1/channels/drive", json={"pr": 5})
+        schedule = client.post(f"{base}/v1/dev/schedules/daily-digest")
+        for r in (chat, channel, schedule):
+            assert r.status_code == 200, r.text
+        listed = client.get(f"{base}/v1/sessions", params={"limit": 100}).json()["sessions"]
+    kinds = {s["sessionId"]: s["channelId"] for s in listed}
+    assert len(set(kinds.values())) == 3, kinds  # three kinds of session, as the API says
+
+    page = page_factory()
+    open_page(page, pr_review)
+    page.get_by_role("tab", name="Sessions").click()
+    rows = page.locator(".session-row")
+    rows.nth(len(kinds) - 1).wait_for()
+    shown = {row.get_attribute("data-session-id"): row.inner_text() for row in rows.all()}
+    assert set(shown) == set(kinds)
+    for sid, channel_id in kinds.items():
+        assert channel_id in shown[sid], (sid, channel_id, shown[sid])

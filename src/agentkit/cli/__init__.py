@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 import textwrap
@@ -52,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EXIT_CODES = "0 success, 1 the command failed (see its message), 2 usage error, 130 interrupted"
+EXIT_CODES = (
+    "0 success, 1 the command failed (see its message), 2 usage error, 130 interrupted,"
+    " 141 the output pipe closed early"
+)
 
 
 def _finish_help(parser: argparse.ArgumentParser, module: object) -> None:
@@ -82,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = func(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`agentkit run ... | head`): stop quietly, as Unix tools do,
+        # and point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return int(code or 0)
 
 

@@ -25,6 +25,8 @@ from agentkit.events import Event, EventType, Usage
 from agentkit.models.base import Finish, Model, ModelChunk, ModelRequest
 
 BUDGET_CALL_PREFIX = "budget_"
+# The principal recorded when a budget approval is denied because nobody answered it.
+BUDGET_TIMEOUT_PRINCIPAL = "agentkit:budget-timeout"
 WARN_AT = 0.8
 
 
@@ -184,6 +186,7 @@ class GuardedModel:
 
 __all__ = [
     "BUDGET_CALL_PREFIX",
+    "BUDGET_TIMEOUT_PRINCIPAL",
     "BUDGET_TOOL",
     "Budget",
     "BudgetCheck",

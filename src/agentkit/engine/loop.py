@@ -26,6 +26,7 @@ from agentkit.engine.agent_tool import run_agent_tool
 from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.budget import (
     BUDGET_CALL_PREFIX,
+    BUDGET_TIMEOUT_PRINCIPAL,
     BudgetCheck,
     GuardedModel,
     Spend,
@@ -75,7 +76,6 @@ from agentkit.events import (
     TurnCompleted,
     TurnFailed,
     TurnStarted,
-    Usage,
 )
 from agentkit.hooks import session_info
 from agentkit.models.base import Model, ModelRequest
@@ -83,6 +83,7 @@ from agentkit.project.manifest import Manifest
 from agentkit.sessions import SessionRecord, conversation_key
 
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
+BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered in time"
 START_FLUSH = 0.02
 TOOL_POLL = 0.05  # how often running tools look for an interrupt
 CANCEL_WAIT = 1.0  # how long cancelled tool calls get to unwind
@@ -147,6 +148,9 @@ class TurnRunner:
         spend = session_spend(deps.events, state.turn_id)
         self.last_step = spend.last_step  # the estimate of what the next step spends
         self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
+        # Subagents running right now, by call id: parallel ones share the turn's budget,
+        # so each budget check counts what all of them have spent so far.
+        self.subagents_running: dict[str, GuardedModel] = {}
         self.max_seconds = float(options.get("max_turn_seconds") or DEFAULT_MAX_TURN_SECONDS)
         self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
         self.progressed = False  # whether this invocation started a step or a call
@@ -441,16 +445,21 @@ class TurnRunner:
         )
         model = self.d.resolve_model(spec.model) if spec.model else self.d.model
         tools = {n: e for n, e in self.d.tools.items() if n != TASK}
-        guarded = GuardedModel(model, lambda used: self.subagent_allowed(model.id, used))
-        result = await run_subagent(
-            spec,
-            value.prompt,
-            guarded,
-            tools,
-            self.execute_plain,
-            self.d.interrupted,
-            self.d.manifest.agent.max_steps,
-        )
+        guarded = GuardedModel(model, lambda _used: self.subagent_allowed())
+        self.subagents_running[ctx.call_id] = guarded
+        try:
+            result = await run_subagent(
+                spec,
+                value.prompt,
+                guarded,
+                tools,
+                self.execute_plain,
+                self.d.interrupted,
+                self.d.manifest.agent.max_steps,
+            )
+        finally:
+            self.subagents_running.pop(ctx.call_id, None)
+        # (No await between the pop above and this: the spend is never counted twice.)
         self.usage = self.usage + result.usage
         sub_cost = self.prices.cost(model.id, result.usage)
         self.cost = add_costs(self.cost, sub_cost)
@@ -469,9 +478,13 @@ class TurnRunner:
             return Outcome(True, error=result.error, duration_ms=ms)
         return Outcome(False, result=result.text, duration_ms=ms)
 
-    def subagent_allowed(self, model_id: str, used: Usage) -> str | None:
-        """The budget check for a subagent's next step (it cannot park; it stops)."""
-        spent = Spend(tokens(self.usage), self.cost).plus(used, self.prices.cost(model_id, used))
+    def subagent_allowed(self) -> str | None:
+        """The budget check for a subagent's next step (it cannot park; it stops): the
+        turn's spend so far plus what every subagent still running has spent."""
+        spent = Spend(tokens(self.usage), self.cost)
+        for running in self.subagents_running.values():
+            used = running.usage
+            spent = spent.plus(used, self.prices.cost(running.id, used))
         return self.budget.verdict(spent, Spend()).exceeded
 
     async def park_on_budget(self, reason: str) -> None:
@@ -494,15 +507,12 @@ class TurnRunner:
         for p in budget:
             self.state.pending.pop(p.call_id)
             approved = p.decision == "approve"
-            outcome = (
-                Outcome(False, result="continue")
-                if approved
-                else Outcome(True, error=BUDGET_DENIED)
-            )
+            why = BUDGET_UNANSWERED if p.decided_by == BUDGET_TIMEOUT_PRINCIPAL else BUDGET_DENIED
+            outcome = Outcome(False, result="continue") if approved else Outcome(True, error=why)
             call = ActionCall(call_id=p.call_id, tool_name=BUDGET_TOOL, arguments={})
             await self.emit(_result(call, outcome))
             if not approved:
-                raise RunError(BUDGET_DENIED)
+                raise RunError(why)
             # The approval itself is on record: `session_spend` already counted it.
         for p in self.state.pending.values():
             call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)

@@ -5,8 +5,9 @@ A turn can be left open with no one working on it: the process died, a dispatch 
 sweeper looks at running sessions whose lease is free and whose open turn has been quiet
 for longer than the lease TTL: a turn that never started (or whose approvals were decided)
 is dispatched again, one that started is ended as `turn.failed`, its open calls in doubt
-and never re-run. `agentkit serve` runs it on a timer; on AWS, SchedulerFunction runs it on
-a rate schedule.
+and never re-run. A turn parked on a budget approval nobody answered in time is denied
+(`engine/budget_timeout.py`). `agentkit serve` runs the sweeper on a timer; on AWS,
+SchedulerFunction runs it on a rate schedule.
 """
 
 # Coverage is below 80%: the sweep's recovery is tested; its guards (a session deleted
@@ -19,6 +20,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from agentkit.engine.budget_timeout import expire_budget_approvals
 from agentkit.engine.lifecycle import recover_session
 from agentkit.errors import InvalidId, SessionNotFound
 from agentkit.sessions import SessionStatus
@@ -39,9 +41,13 @@ async def sweep(rt: AgentRuntime, *, idle_for: float | None = None) -> int:
     while True:
         page = await rt.store.list_sessions(None, limit=100, cursor=cursor)
         for record in page.items:
-            if await rt.session_status(record.id) != SessionStatus.RUNNING:
+            status = await rt.session_status(record.id)
+            if status not in (SessionStatus.RUNNING, SessionStatus.AWAITING_APPROVAL):
                 continue
             try:
+                if status == SessionStatus.AWAITING_APPROVAL:
+                    acted += await expire_budget_approvals(rt, record)
+                    continue
                 acted += await recover_session(rt, record, idle_for=quiet)
             except (SessionNotFound, InvalidId):
                 continue  # deleted meanwhile

@@ -229,7 +229,12 @@ const HANDLERS = {
     entry.state.textContent = "needs approval";
     entry.state.className = "tool-state waiting";
     const box = el("div", "decide");
-    box.append(el("span", "", `${data.toolName} wants to run with the arguments above.`));
+    // A budget approval is the turn asking to spend more, not a tool: say so.
+    const reason = data.arguments && data.arguments.reason;
+    const ask = data.toolName === "budget" && reason
+      ? `${reason} Approve to let the turn go on; Deny ends it.`
+      : `${data.toolName} wants to run with the arguments above.`;
+    box.append(el("span", "ask", ask));
     for (const [decision, label, cls] of [["approve", "Approve", "primary"], ["deny", "Deny", "danger"]]) {
       const button = el("button", cls, label);
       button.type = "button";

@@ -1,0 +1,55 @@
+"""Unanswered budget approvals: a turn parked on "budget exceeded: continue?" does not wait
+for ever. Once the request has waited longer than the agent's
+`budget={"approval_timeout_s": ...}` (a day by default), the sweeper records a deny on the
+agent's behalf, and the turn ends as `turn.failed` saying that nobody answered. The
+decision is an ordinary `action.approval_resolved` event (its principal names the timeout),
+so a replay, the playground and every host see the same thing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from agentkit.costs import DEFAULT_BUDGET_ANSWER_SECONDS, parse_budget
+from agentkit.engine.approvals import pending_approvals, record_decision
+from agentkit.engine.budget import BUDGET_TIMEOUT_PRINCIPAL
+from agentkit.engine.fold import BUDGET_TOOL
+from agentkit.errors import Conflict, NotFound
+from agentkit.sessions import Principal, SessionRecord
+
+if TYPE_CHECKING:
+    from agentkit.engine.runtime import AgentRuntime
+
+TIMEOUT = Principal(BUDGET_TIMEOUT_PRINCIPAL)
+
+
+def answer_seconds(options: dict[str, object]) -> float | None:
+    """How long a budget approval of this agent may wait; None when it has no budget."""
+    budget = parse_budget(options.get("budget"))
+    if budget.empty:
+        return None
+    return budget.approval_timeout_s or DEFAULT_BUDGET_ANSWER_SECONDS
+
+
+async def expire_budget_approvals(rt: AgentRuntime, record: SessionRecord) -> int:
+    """Deny the session's budget approvals that waited too long; how many were denied."""
+    wait = answer_seconds(rt.manifest.agent.options)
+    if wait is None:
+        return 0
+    now = rt.clock()
+    denied = 0
+    for p in pending_approvals(await rt.store.read(record.id)):
+        if p.tool_name != BUDGET_TOOL or p.turn_id is None:
+            continue
+        if now - datetime.fromisoformat(p.requested_at).timestamp() < wait:
+            continue
+        try:
+            await record_decision(rt, record, p.call_id, "deny", TIMEOUT)
+        except (Conflict, NotFound):
+            continue  # answered (or busy) meanwhile: the person's answer stands
+        denied += 1
+    return denied
+
+
+__all__ = ["TIMEOUT", "answer_seconds", "expire_budget_approvals"]
