@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ CHANNEL_FILES = {
         import asyncio
         import os
         from pathlib import Path
+from typing import Any
 
         from pydantic import BaseModel
         from agentkit import ToolContext, define_tool
@@ -150,6 +152,22 @@ CHANNEL_FILES = {
             return {"merged": input.method}
     """,
 }
+
+
+def fail_next_dispatch(host: Any) -> Any:
+    """Make the host's next turn dispatch fail (a dispatcher outage, as a Lambda Invoke
+    error is); later ones go through. Returns the dispatcher."""
+    dispatcher = host.runtime.dispatcher
+    real_dispatch = dispatcher.dispatch
+    failures = [RuntimeError("dispatcher unavailable")]
+
+    async def dispatch_failing_once(session_id: str, turn_id: str) -> None:
+        if failures:
+            raise failures.pop()
+        await real_dispatch(session_id, turn_id)
+
+    dispatcher.dispatch = dispatch_failing_once
+    return dispatcher
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

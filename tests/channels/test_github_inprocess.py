@@ -13,7 +13,7 @@ from agentkit.hosts.local import LocalHost, LocalHostOptions
 from agentkit.project.bundle import AgentBundle
 from agentkit.server.app import create_app
 from agentkit.server.options import ServerOptions
-from tests.channels.conftest import write
+from tests.channels.conftest import fail_next_dispatch, write
 from tests.channels.github_payloads import delivery, pull_request
 
 SECRET = "inprocess-secret"
@@ -108,16 +108,7 @@ async def test_a_delivery_that_failed_is_handled_when_github_redelivers_it(app_h
     # The first attempt records the message but cannot hand its turn over (a dispatcher
     # outage); GitHub's redelivery of the same id must then run, not count as a duplicate.
     _, host = app_host
-    dispatcher = host.runtime.dispatcher
-    real_dispatch = dispatcher.dispatch
-    failures = [RuntimeError("dispatcher unavailable")]
-
-    async def dispatch_failing_once(session_id: str, turn_id: str) -> None:
-        if failures:
-            raise failures.pop()
-        await real_dispatch(session_id, turn_id)
-
-    dispatcher.dispatch = dispatch_failing_once  # type: ignore[method-assign]
+    dispatcher = fail_next_dispatch(host)
     app = create_app([host.mount()], ServerOptions(mode="single", dev=True))
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000), raise_app_exceptions=False)
     body, headers = delivery(

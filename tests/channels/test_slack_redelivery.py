@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -14,7 +13,7 @@ from agentkit.hosts.local import LocalHost, LocalHostOptions
 from agentkit.project.bundle import AgentBundle
 from agentkit.server.app import create_app
 from agentkit.server.options import ServerOptions
-from tests.channels.conftest import write
+from tests.channels.conftest import fail_next_dispatch, write
 from tests.channels.slack_payloads import envelope, event_request, mention
 from tests.channels.slack_project import SECRET, SLACK_FILES, TOKEN
 from tests.channels.slack_standin import SlackStandIn
@@ -44,16 +43,7 @@ async def host(
 
 
 async def test_a_retry_of_an_event_whose_turn_could_not_start_runs_it(host: LocalHost) -> None:
-    dispatcher: Any = host.runtime.dispatcher
-    real_dispatch = dispatcher.dispatch
-    failures = [RuntimeError("dispatcher unavailable")]
-
-    async def dispatch_failing_once(session_id: str, turn_id: str) -> None:
-        if failures:
-            raise failures.pop()
-        await real_dispatch(session_id, turn_id)
-
-    dispatcher.dispatch = dispatch_failing_once
+    dispatcher = fail_next_dispatch(host)
     app = create_app([host.mount()], ServerOptions(mode="single"))
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000), raise_app_exceptions=False)
     payload = envelope(mention("what is the weather in Oslo", "1700000009.000100"))
