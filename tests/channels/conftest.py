@@ -16,7 +16,6 @@ CHANNEL_FILES = {
         import asyncio
         import os
         from pathlib import Path
-from typing import Any
 
         from pydantic import BaseModel
         from agentkit import ToolContext, define_tool
