@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,6 +168,16 @@ def fail_next_dispatch(host: Any) -> Any:
 
     dispatcher.dispatch = dispatch_failing_once
     return dispatcher
+
+
+async def eventually(check: Any, what: str, timeout: float = 30.0) -> list[Any]:
+    """Poll `check` (without blocking the event loop) until it returns something truthy."""
+    for _ in range(int(timeout / 0.05)):
+        found = check()
+        if found:
+            return list(found)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -4,7 +4,6 @@ process, the GitHub REST stand-in on loopback)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ from agentkit.hosts.local import LocalHost, LocalHostOptions
 from agentkit.project.bundle import AgentBundle
 from agentkit.server.app import create_app
 from agentkit.server.options import ServerOptions
-from tests.channels.conftest import write
+from tests.channels.conftest import eventually, write
 from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
 
@@ -81,20 +80,11 @@ async def send(client: httpx.AsyncClient, event: str, payload: dict) -> httpx.Re
     return await client.post("/v1/channels/github", content=body, headers=headers)
 
 
-async def until(check, what: str) -> list:  # type: ignore[no-untyped-def]
-    for _ in range(600):
-        found = check()
-        if found:
-            return list(found)
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 async def test_a_budget_approval_is_answered_with_a_comment(client, standin) -> None:
     standin.heads["octo/widgets#12"] = HEAD
     opened = await send(client, "pull_request", pull_request("opened", 12, title="x", head=HEAD))
     assert opened.status_code == 200, opened.text
-    ask = await until(
+    ask = await eventually(
         lambda: [c for c in standin.comments(12) if "/approve" in c.body["body"]],
         "the budget question on the PR",
     )
@@ -104,7 +94,7 @@ async def test_a_budget_approval_is_answered_with_a_comment(client, standin) -> 
     comment = issue_comment(12, f"/approve {call[1]}", login="octo-lead", association="MEMBER")
     answered = await send(client, "issue_comment", comment)
     assert answered.json() == {"ok": True, "callId": call[1], "decision": "approve"}
-    replies = await until(
+    replies = await eventually(
         lambda: [c for c in standin.comments(12) if "/approve" not in c.body["body"]],
         "the review reply after the approval",
     )
