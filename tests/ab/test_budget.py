@@ -190,6 +190,44 @@ async def test_an_unanswered_budget_approval_ends_the_turn_as_failed(
     assert await sweep(rt) == 0  # and nothing is left to expire
 
 
+async def test_a_user_tool_named_budget_is_never_expired_as_a_budget_question(
+    make_runtime: RuntimeFactory,
+) -> None:
+    from agentkit.engine.sweeper import sweep
+
+    tool = """
+from pydantic import BaseModel
+from agentkit import define_tool
+
+class BudgetInput(BaseModel):
+    team: str
+
+@define_tool(description="Raise a team's budget.", needs_approval=True)
+async def budget(input: BudgetInput, ctx) -> str:
+    return "raised"
+"""
+    model = ScriptedModel([Step.tool_calls(call("budget", {"team": "ops"})), Step.text("ok")])
+    files = {
+        "agent/agent.py": agent_py(budget={"turn_tokens": 500, "approval_timeout_s": 60}),
+        "agent/tools/budget.py": tool,
+    }
+    rt = make_runtime(files, lambda _: model)
+    acc = await rt.start_session("raise it", principal=ALICE)
+    await settle(rt)
+    [pending] = await rt.approvals(acc.session_id, principal=ALICE)
+    assert pending.tool_name == "budget"
+    asked = datetime.fromisoformat(pending.requested_at).timestamp()
+    rt.clock = lambda: asked + 3600  # long past the budget question's timeout
+    assert await sweep(rt) == 0  # a person still has to answer the tool's approval
+    events = await rt.store.read(acc.session_id)
+    assert fold_status(events) == SessionStatus.AWAITING_APPROVAL
+    await rt.resolve_approval(acc.session_id, pending.call_id, "approve", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    [result] = [e.data for e in events if e.type == "action.result"]
+    assert result["result"] == "raised"  # run as the tool, not read as a budget answer
+
+
 async def test_budget_approvals_wait_a_day_by_default(make_runtime: RuntimeFactory) -> None:
     from agentkit.engine.sweeper import sweep
 

@@ -297,22 +297,28 @@ def test_approvals_on_lambda_post_only_from_the_hooks_function(
     [ask] = standin.comments(14)
     assert "/approve call_merge_1" in ask.body["body"] and head in ask.body["body"]
 
-    # The head moved and GitHub's API fails right now: one read, tried once, then the call
-    # is denied (the safe answer) and the comment gets a reaction; nothing is posted.
+    # The head moved and GitHub's API fails right now: one read, tried once, and nothing is
+    # decided (the comment gets a confused reaction); nothing is posted in the request.
     standin.heads["octo/widgets#14"] = "f" * 40
     standin.fail_reads = 100
     before = len(standin.requests)
     command = issue_comment(14, "/approve call_merge_1", login="octo-lead", association="OWNER")
     answer = github_stack.api("issue_comment", command, SECRET)
     assert answer["statusCode"] == 200, answer
-    assert json.loads(answer["body"])["decision"] == "deny"
+    assert json.loads(answer["body"])["undecided"] == "head unreadable"
     during = standin.requests[before:]
+    reactions = f"/repos/octo/widgets/issues/comments/{command['comment']['id']}/reactions"
     assert [(r.method, r.path) for r in during] == [
         ("GET", "/repos/octo/widgets/pulls/14"),
-        ("POST", f"/repos/octo/widgets/issues/comments/{command['comment']['id']}/reactions"),
+        ("POST", reactions),
     ]
-    # HooksFunction explains the denial once GitHub answers again, and the turn's reply.
+    assert during[-1].body["content"] == "confused"
+    # GitHub answers again; the approver comments again: the head moved, so it is denied.
     standin.fail_reads = 0
+    again = issue_comment(14, "/approve call_merge_1", login="octo-lead", association="OWNER")
+    answer = github_stack.api("issue_comment", again, SECRET)
+    assert json.loads(answer["body"])["decision"] == "deny"
+    # HooksFunction explains the denial, then posts the turn's reply.
     github_stack.run_turns()
     batch = {"Records": stream_records(github_stack)}
     assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}

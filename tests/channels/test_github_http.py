@@ -340,6 +340,74 @@ def test_a_push_voids_a_pending_approval(github, standin) -> None:
     )
 
 
+def test_an_unreadable_head_decides_nothing(github, standin) -> None:
+    standin.heads["octo/widgets#8"] = HEAD
+    sid = post(
+        github.url, "pull_request", pull_request("opened", 8, title="Merge when green", head=HEAD)
+    ).json()["sessionId"]
+    ask = wait_for(
+        lambda: [c for c in standin.comments(8) if "/approve" in c.body["body"]],
+        "the approval request",
+    )[0]
+    call = call_id_in(ask.body["body"])
+    # GitHub fails the head read: the call is neither approved nor denied, and says so.
+    standin.fail_reads = 1
+    command = issue_comment(8, f"/approve {call}", login="octo-lead", association="MEMBER")
+    r = post(github.url, "issue_comment", command)
+    assert r.json() == {"ok": True, "callId": call, "undecided": "head unreadable"}
+    assert standin.reactions()[-1].body["content"] == "confused"
+    pending = httpx.get(f"{github.url}/v1/session/{sid}/approvals").json()["approvals"]
+    assert [p["callId"] for p in pending] == [call]
+    # The approver comments again once GitHub answers: approved and run.
+    again = issue_comment(8, f"/approve {call}", login="octo-lead", association="MEMBER")
+    assert post(github.url, "issue_comment", again).json()["decision"] == "approve"
+    with httpx.Client(timeout=30) as client:
+        events = read_stream(client, github.url, sid, until=turn_ends())
+    assert any(
+        e["data"].get("result") == {"merged": "squash"}
+        for e in events
+        if e["type"] == "action.result"
+    )
+
+
+def test_a_session_begun_by_a_comment_never_claims_the_pr_moved(github, standin) -> None:
+    # The PR was opened before the app was installed: its session starts with a comment,
+    # which carries no head, so an approval asked there cannot be checked against a push.
+    standin.heads["octo/widgets#9"] = HEAD
+    first = issue_comment(9, "please merge when green", login="reviewer")
+    sid = post(github.url, "issue_comment", first).json()["sessionId"]
+    asks = wait_for(
+        lambda: [c for c in standin.comments(9) if "/approve" in c.body["body"]],
+        "the approval request",
+    )
+    call = call_id_in(asks[0].body["body"])
+    assert "head unknown" in asks[0].body["body"]
+    # A plain `/deny`: a reaction, and no notice blaming a push.
+    deny = issue_comment(9, f"/deny {call}", login="octo-lead", association="MEMBER")
+    assert post(github.url, "issue_comment", deny).json()["decision"] == "deny"
+    with httpx.Client(timeout=30) as client:
+        read_stream(client, github.url, sid, until=turn_ends())
+    wait_for(
+        lambda: [c for c in standin.comments(9) if "/approve" not in c.body["body"]],
+        "the reply of the denied call's turn",
+    )
+    assert not [c for c in standin.comments(9) if "Nothing ran" in c.body["body"]]
+    # An `/approve` there is refused, and the notice says why: no head to check against.
+    post(github.url, "issue_comment", issue_comment(9, "merge it please", login="reviewer"))
+    second = wait_for(
+        lambda: [c for c in standin.comments(9) if "/approve" in c.body["body"]][1:],
+        "a second request",
+    )
+    call2 = call_id_in(second[-1].body["body"])
+    approve = issue_comment(9, f"/approve {call2}", login="octo-lead", association="MEMBER")
+    assert post(github.url, "issue_comment", approve).json()["decision"] == "deny"
+    [notice] = wait_for(
+        lambda: [c for c in standin.comments(9) if "Nothing ran" in c.body["body"]], "the notice"
+    )
+    assert f"`{call2}`" in notice.body["body"]
+    assert "before the pull request's head was known" in notice.body["body"]
+
+
 def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, channel_env) -> None:
     Path(channel_env["GATE_FILE"]).touch()
     served = serve_channels("--dev", env={"GITHUB_API_URL": standin.url})

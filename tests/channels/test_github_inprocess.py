@@ -22,6 +22,7 @@ FILES = {
     "agent/instructions.md": "You review pull requests.\n",
     "agent/channels/github.py": """
         from agentkit.channels.github import github_channel
+        from agentkit.errors import Conflict
 
 
         def labeled(payload, ctx):
@@ -33,9 +34,17 @@ FILES = {
             return {"ok": True, "mine": accepted.session_id}
 
 
+        def assigned(payload, ctx):
+            raise Conflict("the session is busy", code="session_busy")
+
+
         channel = github_channel(
             secret="inprocess-secret",
-            on={"pull_request.labeled": labeled, "pull_request.edited": edited},
+            on={
+                "pull_request.labeled": labeled,
+                "pull_request.edited": edited,
+                "pull_request.assigned": assigned,
+            },
         )
     """,
 }
@@ -126,3 +135,16 @@ async def test_a_delivery_that_failed_is_handled_when_github_redelivers_it(app_h
     events = await host.store.read(again.json()["sessionId"])
     terminal = [e.type for e in events if e.type in ("turn.completed", "turn.failed")]
     assert terminal == ["turn.failed", "turn.completed"]
+
+
+async def test_a_refused_delivery_stays_refused_when_redelivered(app_host) -> None:
+    # A deliberate refusal (here a 409 session_busy) is an answer, not a failure: the
+    # delivery stays claimed, so a redelivery cannot turn it into a late message.
+    client, _host = app_host
+    body, headers = delivery(
+        "pull_request", pull_request("assigned", 11, title="x", head="d" * 40), SECRET
+    )
+    first = await client.post("/v1/channels/github", content=body, headers=headers)
+    again = await client.post("/v1/channels/github", content=body, headers=headers)
+    assert first.status_code == 409 and first.json()["error"] == "session_busy"
+    assert again.json() == {"ok": True, "duplicate": True}

@@ -503,7 +503,11 @@ class TurnRunner:
     async def resume_decided(self) -> None:
         """Record the results of calls whose approvals were decided, then carry on."""
         plans: list[_Planned] = []
-        budget = [p for p in self.state.pending.values() if p.tool_name == BUDGET_TOOL]
+        budget = [
+            p
+            for p in self.state.pending.values()
+            if p.tool_name == BUDGET_TOOL and p.call_id.startswith(BUDGET_CALL_PREFIX)
+        ]
         for p in budget:
             self.state.pending.pop(p.call_id)
             approved = p.decision == "approve"

@@ -16,6 +16,7 @@ from typing import Any
 from agentkit.authoring.channels import ChannelEventContext
 from agentkit.channels.github.client import GitHubClient, GitHubError
 from agentkit.channels.github.keys import MARKER, head_sha_in, parse_key
+from agentkit.channels.github.voids import was_voided
 from agentkit.events import Event, EventType
 
 log = logging.getLogger("agentkit.channels.github")
@@ -73,14 +74,14 @@ class Replies:
         await self._post_once(ctx, f"ask:{event.session_id}:{call_id}", body)
 
     async def on_approval_resolved(self, event: Event, ctx: ChannelEventContext) -> None:
-        """A denied call whose PR head moved since it was asked: say so on the PR (a push
-        voided it, or `/approve` came after one). A plain `/deny` got its reaction."""
+        """A call denied because the PR moved since it was asked (a push voided it, or
+        `/approve` came after one): say so on the PR. A plain `/deny` got its reaction."""
         if event.data.get("decision") != "deny" or ctx.sessions is None:
             return
         ref = parse_key(ctx.session.continuation_key)
-        if ref is None:
-            return
         call_id = str(event.data.get("callId", ""))
+        if ref is None or not await was_voided(ctx, event.session_id, call_id):
+            return
         asked = next(
             (
                 e
@@ -92,19 +93,22 @@ class Replies:
         if asked is None:
             return
         pinned = await pinned_head(ctx, event.session_id, asked.index)
-        try:
-            pr = await self.client.get_pr(ref.owner, ref.repo, ref.number)
-        except GitHubError as exc:
-            log.error("cannot read %s to explain a denied approval: %s", ref.key, exc)
-            return
-        live = str((pr.get("head") or {}).get("sha") or "") or None
-        if pinned is not None and live == pinned:
-            return  # denied by an approver, not by a push
         tool = str(asked.data.get("toolName", ""))
-        body = (
-            f"Denied `{call_id}` ({tool}): it was asked for head {pinned or 'unknown'}, and "
-            f"the pull request moved to {live or 'an unknown head'}. Nothing ran."
-        )
+        if pinned is None:
+            why = (
+                "it was asked before the pull request's head was known, so an approval could"
+                " not be checked against what was pushed"
+            )
+        else:
+            why = f"it was asked for head {pinned}, and the pull request moved"
+            try:
+                pr = await self.client.get_pr(ref.owner, ref.repo, ref.number)
+                live = str((pr.get("head") or {}).get("sha") or "")
+            except GitHubError as exc:  # the notice goes out without the new head
+                log.warning("cannot read %s for the voided approval's notice: %s", ref.key, exc)
+                live = ""
+            why += f" to {live}" if live else " since"
+        body = f"Denied `{call_id}` ({tool}): {why}. Nothing ran."
         await self._post_once(ctx, f"void:{event.session_id}:{call_id}", body)
 
     def handlers(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentkit.authoring.channels import ChannelContext
+from agentkit.channels.claims import released_on_failure
 from agentkit.channels.github.client import GitHubClient, GitHubError
 from agentkit.channels.github.keys import (
     MARKER,
@@ -31,6 +32,7 @@ from agentkit.channels.github.keys import (
     pr_message,
     pull_ref,
 )
+from agentkit.channels.github.voids import void
 from agentkit.errors import BadRequest
 from agentkit.events import EventType
 
@@ -73,14 +75,9 @@ class Webhook:
         # GitHub redelivers: one delivery id starts at most one turn.
         if await self._seen(ctx, delivery):
             return {"ok": True, "duplicate": True}
-        try:
+        # A redelivery of a delivery whose handling failed must be handled, not dropped.
+        async with released_on_failure(ctx.sessions, f"delivery:{delivery}" if delivery else ""):
             return await self._handle(event, payload, ctx)
-        except BaseException:
-            # Not handled after all (a store or dispatch failure): a redelivery of the same
-            # id must be handled, not dropped as a duplicate.
-            if delivery and ctx.sessions is not None:
-                await ctx.sessions.release(f"delivery:{delivery}")
-            raise
 
     async def _handle(self, event: str, payload: dict[str, Any], ctx: ChannelContext) -> Any:
         action = str(payload.get("action") or "")
@@ -154,9 +151,12 @@ class Webhook:
         decision = "approve" if verb == "approve" else "deny"
         if decision == "approve":
             pinned, live = await self._heads(ctx, ref, session_id, call_id)
-            if pinned is None or live is None or pinned != live:
-                # The notice comment is posted by delivery (`Replies.on_approval_resolved`).
-                await ctx.sessions.resolve(session_id, call_id, "deny")
+            if live is None:
+                # GitHub did not answer in time: decide nothing; the approver can comment again.
+                await self._react(ref, comment_id, "confused")
+                return {"ok": True, "callId": call_id, "undecided": "head unreadable"}
+            if pinned is None or pinned != live:
+                await void(ctx, session_id, call_id)
                 await self._react(ref, comment_id, "-1")
                 return {"ok": True, "callId": call_id, "decision": "deny", "reason": "head moved"}
         await ctx.sessions.resolve(session_id, call_id, decision)
@@ -195,7 +195,7 @@ class Webhook:
         if session_id is None:
             return
         for pending in await ctx.sessions.approvals(session_id):
-            await ctx.sessions.resolve(session_id, pending.call_id, "deny")
+            await void(ctx, session_id, pending.call_id)
 
     async def _cancel_reminders(self, ctx: ChannelContext, ref: PullRef) -> int:
         reminders = getattr(ctx.host, "reminders", None)

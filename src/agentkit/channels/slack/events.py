@@ -20,6 +20,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from agentkit.authoring.channels import ChannelContext
+from agentkit.channels.claims import released_on_failure
 from agentkit.channels.slack.keys import thread_key
 from agentkit.channels.slack.stream import Recipient
 from agentkit.errors import BadRequest
@@ -92,13 +93,10 @@ class Events:
         key = thread_key(team, channel, str(event.get("thread_ts") or ts))
         if event.get("user"):
             self._remember(key, Recipient(str(event.get("user_team") or team), str(event["user"])))
-        try:
+        # Slack retries an event that failed: the retry must start the turn, not be dropped.
+        claims = (f"message:{channel}:{ts}", f"event:{event_id}" if event_id else "")
+        async with released_on_failure(ctx.sessions, *claims):
             accepted = await ctx.receive(text, continuation_key=key)
-        except BaseException:
-            # Not taken after all (a store or dispatch failure): Slack retries the event, and
-            # the retry must start the turn, not be dropped as a duplicate.
-            await _release(ctx, f"message:{channel}:{ts}", f"event:{event_id}" if event_id else "")
-            raise
         return {"ok": True, "key": key, "sessionId": accepted.session_id}
 
     def _remember(self, key: str, recipient: Recipient) -> None:
@@ -140,9 +138,3 @@ def _ignored(event: dict[str, Any], bot: str | None) -> str | None:
 
 async def _claim(ctx: ChannelContext, key: str) -> bool:
     return True if ctx.sessions is None else await ctx.sessions.claim(key)
-
-
-async def _release(ctx: ChannelContext, *keys: str) -> None:
-    if ctx.sessions is not None:
-        for key in filter(None, keys):
-            await ctx.sessions.release(key)

@@ -231,7 +231,8 @@ const HANDLERS = {
     const box = el("div", "decide");
     // A budget approval is the turn asking to spend more, not a tool: say so.
     const reason = data.arguments && data.arguments.reason;
-    const ask = data.toolName === "budget" && reason
+    const budget = data.toolName === "budget" && String(data.callId || "").startsWith("budget_");
+    const ask = budget && reason
       ? `${reason} Approve to let the turn go on; Deny ends it.`
       : `${data.toolName} wants to run with the arguments above.`;
     box.append(el("span", "ask", ask));
