@@ -30,6 +30,12 @@ BUDGET_TIMEOUT_PRINCIPAL = "agentkit:budget-timeout"
 WARN_AT = 0.8
 
 
+def is_budget_question(tool_name: str, call_id: str) -> bool:
+    """Whether a parked call is the engine's "budget exceeded: continue?" (a user tool may
+    also be named `budget`; only the engine's call ids carry `BUDGET_CALL_PREFIX`)."""
+    return tool_name == BUDGET_TOOL and call_id.startswith(BUDGET_CALL_PREFIX)
+
+
 def tokens(usage: Usage) -> int:
     """Every token a call was billed for."""
     return (
@@ -194,6 +200,7 @@ __all__ = [
     "SessionSpend",
     "Spend",
     "Verdict",
+    "is_budget_question",
     "parse_budget",
     "session_spend",
     "tokens",

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from agentkit.costs import DEFAULT_BUDGET_ANSWER_SECONDS, parse_budget
 from agentkit.engine.approvals import pending_approvals, record_decision
-from agentkit.engine.budget import BUDGET_CALL_PREFIX, BUDGET_TIMEOUT_PRINCIPAL
-from agentkit.engine.fold import BUDGET_TOOL
+from agentkit.engine.budget import BUDGET_TIMEOUT_PRINCIPAL, is_budget_question
 from agentkit.errors import Conflict, NotFound
 from agentkit.sessions import Principal, SessionRecord
 
@@ -40,9 +39,7 @@ async def expire_budget_approvals(rt: AgentRuntime, record: SessionRecord) -> in
     now = rt.clock()
     denied = 0
     for p in pending_approvals(await rt.store.read(record.id)):
-        # A user tool may be named `budget` too: the call id says which is the engine's.
-        ours = p.tool_name == BUDGET_TOOL and p.call_id.startswith(BUDGET_CALL_PREFIX)
-        if not ours or p.turn_id is None:
+        if not is_budget_question(p.tool_name, p.call_id) or p.turn_id is None:
             continue
         if now - datetime.fromisoformat(p.requested_at).timestamp() < wait:
             continue

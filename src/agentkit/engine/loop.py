@@ -30,6 +30,7 @@ from agentkit.engine.budget import (
     BudgetCheck,
     GuardedModel,
     Spend,
+    is_budget_question,
     parse_budget,
     session_spend,
     tokens,
@@ -504,9 +505,7 @@ class TurnRunner:
         """Record the results of calls whose approvals were decided, then carry on."""
         plans: list[_Planned] = []
         budget = [
-            p
-            for p in self.state.pending.values()
-            if p.tool_name == BUDGET_TOOL and p.call_id.startswith(BUDGET_CALL_PREFIX)
+            p for p in self.state.pending.values() if is_budget_question(p.tool_name, p.call_id)
         ]
         for p in budget:
             self.state.pending.pop(p.call_id)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from agentkit.events import Event, EventType
 
 KEY_RE = re.compile(r"^pr:(?P<owner>[^/\s]+)/(?P<repo>[^#\s]+)#(?P<number>\d+)$")
 HEAD_RE = re.compile(r"^Head SHA: (?P<sha>[0-9a-fA-F]{7,64})$", re.MULTILINE)
@@ -62,3 +65,18 @@ def head_sha_in(text: str) -> str | None:
     """The head SHA a PR message of this channel names (the last one, if several)."""
     found = HEAD_RE.findall(text or "")
     return found[-1] if found else None
+
+
+def approval_asked(events: Iterable[Event], call_id: str) -> tuple[Event | None, str | None]:
+    """The `action.approval_requested` event of `call_id` (None if there is none) and the
+    head SHA the session had seen when it was asked: the last PR message before it."""
+    head: str | None = None
+    for event in events:
+        if event.type == EventType.MESSAGE_RECEIVED:
+            head = head_sha_in(str(event.data.get("message", ""))) or head
+        elif (
+            event.type == EventType.ACTION_APPROVAL_REQUESTED
+            and event.data.get("callId") == call_id
+        ):
+            return event, head
+    return None, head

@@ -15,24 +15,11 @@ from typing import Any
 
 from agentkit.authoring.channels import ChannelEventContext
 from agentkit.channels.github.client import GitHubClient, GitHubError
-from agentkit.channels.github.keys import MARKER, head_sha_in, parse_key
+from agentkit.channels.github.keys import MARKER, approval_asked, parse_key
 from agentkit.channels.github.voids import was_voided
 from agentkit.events import Event, EventType
 
 log = logging.getLogger("agentkit.channels.github")
-
-
-async def pinned_head(ctx: ChannelEventContext, session_id: str, before: int | None) -> str | None:
-    """The PR head the session had seen (the last PR message before index `before`)."""
-    if ctx.sessions is None:
-        return None
-    head: str | None = None
-    for event in await ctx.sessions.read_events(session_id):
-        if before is not None and event.index >= before:
-            break
-        if event.type == EventType.MESSAGE_RECEIVED:
-            head = head_sha_in(str(event.data.get("message", ""))) or head
-    return head
 
 
 class Replies:
@@ -63,7 +50,8 @@ class Replies:
         call_id = str(event.data.get("callId", ""))
         tool = str(event.data.get("toolName", ""))
         args = json.dumps(event.data.get("arguments") or {}, indent=2, sort_keys=True)
-        head = await pinned_head(ctx, event.session_id, event.index)
+        events = await ctx.sessions.read_events(event.session_id) if ctx.sessions else []
+        _, head = approval_asked(events, call_id)
         who = ", ".join(f"@{a}" for a in self.approvers) or "nobody (no approvers configured)"
         body = (
             f"The agent wants to run `{tool}` and needs approval (call `{call_id}`).\n\n"
@@ -82,17 +70,9 @@ class Replies:
         call_id = str(event.data.get("callId", ""))
         if ref is None or not await was_voided(ctx, event.session_id, call_id):
             return
-        asked = next(
-            (
-                e
-                for e in await ctx.sessions.read_events(event.session_id)
-                if e.type == EventType.ACTION_APPROVAL_REQUESTED and e.data.get("callId") == call_id
-            ),
-            None,
-        )
+        asked, pinned = approval_asked(await ctx.sessions.read_events(event.session_id), call_id)
         if asked is None:
             return
-        pinned = await pinned_head(ctx, event.session_id, asked.index)
         tool = str(asked.data.get("toolName", ""))
         if pinned is None:
             why = (

@@ -27,14 +27,13 @@ from agentkit.channels.github.client import GitHubClient, GitHubError
 from agentkit.channels.github.keys import (
     MARKER,
     PullRef,
+    approval_asked,
     comment_message,
-    head_sha_in,
     pr_message,
     pull_ref,
 )
 from agentkit.channels.github.voids import void
 from agentkit.errors import BadRequest
-from agentkit.events import EventType
 
 log = logging.getLogger("agentkit.channels.github")
 PR_ACTIONS = frozenset({"opened", "reopened", "ready_for_review", "synchronize"})
@@ -168,15 +167,7 @@ class Webhook:
     ) -> tuple[str | None, str | None]:
         """The head the approval was asked on (from the session's stream) and the live one."""
         assert ctx.sessions is not None
-        pinned: str | None = None
-        for event in await ctx.sessions.read_events(session_id):
-            if event.type == EventType.MESSAGE_RECEIVED:
-                pinned = head_sha_in(str(event.data.get("message", ""))) or pinned
-            elif (
-                event.type == EventType.ACTION_APPROVAL_REQUESTED
-                and event.data.get("callId") == call_id
-            ):
-                break
+        _, pinned = approval_asked(await ctx.sessions.read_events(session_id), call_id)
         try:
             pr = await self.client.get_pr(
                 ref.owner, ref.repo, ref.number, retries=0, timeout=IN_REQUEST_TIMEOUT
