@@ -96,6 +96,18 @@ async def test_session_budget_in_dollars_counts_earlier_turns(
     assert "this session has used $0.0030" in pending[0].arguments["reason"]
 
 
+def with_helper_subagent(*, turn_tokens: int) -> dict[str, str]:
+    """An agent with a turn budget and a subagent `helper` on a priced model."""
+    return {
+        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": turn_tokens}),
+        "agent/subagents/helper/agent.py": (
+            "from agentkit import define_agent\n"
+            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
+        ),
+        "agent/subagents/helper/instructions.md": "You help.\n",
+    }
+
+
 async def test_a_subagent_cannot_spend_past_the_budget(make_runtime: RuntimeFactory) -> None:
     # The subagent would loop on tools for ever; the shared check stops it, and the
     # parent's next step parks.
@@ -109,14 +121,7 @@ async def test_a_subagent_cannot_spend_past_the_budget(make_runtime: RuntimeFact
         ]
     )
     child = ScriptedModel(sub, model_id="child")
-    files = {
-        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 500}),
-        "agent/subagents/helper/agent.py": (
-            "from agentkit import define_agent\n"
-            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
-        ),
-        "agent/subagents/helper/instructions.md": "You help.\n",
-    }
+    files = with_helper_subagent(turn_tokens=500)
     rt = make_runtime(files, lambda mid: child if mid else parent)
     acc = await rt.start_session("go", principal=ALICE)
     await settle(rt)
@@ -256,14 +261,7 @@ async def test_parallel_subagents_share_one_budget(make_runtime: RuntimeFactory)
         ]
     )
     child = ScriptedModel(sub, model_id="child")
-    files = {
-        "agent/agent.py": agent_py(prices=PRICES, budget={"turn_tokens": 1000}),
-        "agent/subagents/helper/agent.py": (
-            "from agentkit import define_agent\n"
-            "agent = define_agent(description='Helps.', model='anthropic:claude-haiku-4-5')\n"
-        ),
-        "agent/subagents/helper/instructions.md": "You help.\n",
-    }
+    files = with_helper_subagent(turn_tokens=1000)
     rt = make_runtime(files, lambda mid: child if mid else parent)
     acc = await rt.start_session("go", principal=ALICE)
     await settle(rt)
