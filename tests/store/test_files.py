@@ -18,7 +18,7 @@ import pytest
 if sys.platform != "win32":
     import fcntl
 
-from agentkit.errors import InvalidId, StoreError
+from agentkit.errors import InvalidId, LeaseLost, StoreError
 from agentkit.events import MessageAppended, draft
 from agentkit.sessions import SessionRecord, hash_token, new_http_token, new_session_id
 from agentkit.store.files import FileStore
@@ -56,8 +56,9 @@ async def test_a_session_lives_in_its_own_folder(store: FileStore) -> None:
     await store.append(record.id, [note("hi")])
 
     folder = store.root / "sessions" / record.id
-    assert (folder / "workspace").is_dir()
     assert store.workspace_dir(record.id) == folder / "workspace"
+    # Made by whoever first puts files there (the engine seeds it), not with the session.
+    assert not (folder / "workspace").exists()
     stored = json.loads((folder / "session.json").read_text())
     assert stored["tokenHash"] == hash_token(token)
     assert token not in (folder / "session.json").read_text()
@@ -206,7 +207,7 @@ async def test_a_finished_batch_leaves_plain_lines_and_no_other_file(store: File
     lines = store.events_path(record.id).read_bytes().splitlines()
     assert [json.loads(line)["data"]["text"] for line in lines] == ["b1", "b2", "b3"]
     folder = store.session_dir(record.id)
-    assert sorted(os.listdir(folder)) == ["events.ndjson", "session.json", "workspace"]
+    assert sorted(os.listdir(folder)) == ["events.ndjson", "session.json"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock")
@@ -320,7 +321,6 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
         "events.ndjson",
         "session.json",
         "updates.ndjson",
-        "workspace",
     ]
     reopened = await FileStore(store.root).get_session(record.id)
     assert reopened is not None and reopened.token_hash == tokens[-1]
@@ -340,6 +340,32 @@ async def test_a_kept_record_notices_changes_made_through_another_store(
 
     assert await other.delete_session(record.id)
     assert await store.get_session(record.id) is None
+
+
+async def test_a_record_this_store_wrote_gives_way_to_a_later_change_by_another_store(
+    store: FileStore,
+) -> None:
+    record = await new_session(store, token_hash=hash_token("a"))
+    other = FileStore(store.root)
+
+    for mine, theirs in [("b", "c"), ("d", "e")]:
+        previous = (await store.get_session(record.id)).token_hash  # type: ignore[union-attr]
+        assert await store.rotate_token(record.id, previous, hash_token(mine))  # type: ignore[arg-type]
+        assert await other.rotate_token(record.id, hash_token(mine), hash_token(theirs))
+        found = await store.get_session(record.id)
+        assert found is not None and found.token_hash == hash_token(theirs)
+
+
+async def test_the_creators_view_of_a_new_record_is_what_any_reader_reads(
+    store: FileStore,
+) -> None:
+    metadata: dict[str, object] = {"tags": ("a", "b"), "nested": {"n": 1}}
+    record = await new_session(store, principal="ada", metadata=metadata)
+    metadata["nested"] = "changed by the caller afterwards"
+
+    mine = await store.get_session(record.id)
+    assert mine == await FileStore(store.root).get_session(record.id)
+    assert mine is not None and mine.metadata == {"tags": ["a", "b"], "nested": {"n": 1}}
 
 
 async def test_a_torn_or_damaged_token_update_leaves_the_previous_token(
@@ -503,3 +529,18 @@ async def test_fields_a_newer_version_wrote_survive_a_token_rotation(store: File
     assert await store.rotate_token(record.id, hash_token("a"), hash_token("b"))
 
     assert json.loads(path.read_text())["futureField"] == [1, 2]
+
+
+async def test_a_lease_read_back_is_the_lease_written_even_after_another_store_changed_it(
+    store: FileStore,
+) -> None:
+    record = await new_session(store)
+    other = FileStore(store.root, clock=lambda: 10.0**12)  # far later: every lease expired
+
+    assert await store.acquire_lease(record.id, "mine", 30)
+    assert (await store.get_lease(record.id)).holder == "mine"  # type: ignore[union-attr]
+    assert await other.acquire_lease(record.id, "theirs", 30)
+
+    with pytest.raises(LeaseLost):
+        await store.append(record.id, [note("late")], lease_holder="mine")
+    assert (await other.get_lease(record.id)).holder == "theirs"  # type: ignore[union-attr]

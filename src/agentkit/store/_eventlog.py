@@ -27,14 +27,13 @@ import operator
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from agentkit.errors import StoreError
 from agentkit.events import Event, EventDraft
-from agentkit.store._fs import exclusive, pwrite_all, read_small, shared, unlink
+from agentkit.store._fs import StrPath, exclusive, pwrite_all, read_small, shared, unlink
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +45,18 @@ _DECODER = msgspec.json.Decoder(Event)
 _INDEX = operator.attrgetter("index")
 
 
+class CatchUpTooLarge(Exception):
+    """An append asked to stay cheap would first have to parse many new bytes."""
+
+
 class EventLog:
     """The parsed view of one `events.ndjson`. Appends need the session's lock held."""
 
-    def __init__(self, path: Path, session_id: str, lock_path: Path) -> None:
-        self.path = path
+    def __init__(self, path: StrPath, session_id: str, lock_path: StrPath) -> None:
+        self.path = str(path)
+        self.name = os.path.basename(self.path)
         self.lock_path = lock_path
-        self.pending = path.with_name(path.name + ".pending")
+        self.pending = self.path + ".pending"
         self.session_id = session_id
         self._mutex = threading.Lock()
         self._events: list[Event] = []
@@ -156,10 +160,15 @@ class EventLog:
         found = self.read(1 << 62, 0)
         return None if found is None else len(self._events)
 
-    def append(self, drafts: Sequence[EventDraft], *, fsync: bool) -> list[Event]:
-        """Write drafts with the next indexes. The caller holds the session lock."""
+    def append(
+        self, drafts: Sequence[EventDraft], *, fsync: bool, cheap_only: bool = False
+    ) -> list[Event]:
+        """Write drafts with the next indexes. The caller holds the session lock.
+
+        `cheap_only`: raise `CatchUpTooLarge` (having written nothing) rather than first
+        parse more new bytes than an event-loop thread should (see `cheap_to_append`)."""
         with self._mutex:
-            if not self._catch_up():
+            if not self._catch_up(_CHEAP_CATCH_UP if cheap_only else None):
                 raise FileNotFoundError(self.path)
             self._repair(self._seen_size)  # nobody wrote since: we hold the lock
             if not self._no_marker:
@@ -222,7 +231,7 @@ class EventLog:
             "session %s: dropping %d bytes of an interrupted write in %s",
             self.session_id,
             size - self._offset,
-            self.path.name,
+            self.name,
         )
         os.truncate(self.path, self._offset)
         unlink(self.pending)
@@ -234,7 +243,7 @@ class EventLog:
             return False
         return st.st_ino == self._inode and st.st_size == self._offset
 
-    def _catch_up(self) -> bool:
+    def _catch_up(self, at_most: int | None = None) -> bool:
         try:
             st = os.stat(self.path)
         except (FileNotFoundError, NotADirectoryError):
@@ -245,6 +254,8 @@ class EventLog:
             self._reset(st.st_ino)
         if st.st_size == self._offset:
             return True
+        if at_most is not None and st.st_size - self._offset > at_most:
+            raise CatchUpTooLarge(self.path)
         limit = min(st.st_size, self._pending_start())
         if limit <= self._offset:
             return True
@@ -314,7 +325,7 @@ class EventLog:
 
     def _corrupt(self, position: int, what: str) -> StoreError:
         return StoreError(
-            f"session {self.session_id}: {self.path.name} is damaged at event #{position} "
+            f"session {self.session_id}: {self.name} is damaged at event #{position} "
             f"(line {position + 1}): {what}"
         )
 

@@ -1,8 +1,10 @@
-"""The paths of one session's files, built once per session (joining paths is not free:
-a turn touches a session's files a dozen times)."""
+"""The paths of one session's files, built once per session (a turn touches a session's
+files a dozen times). They are plain strings: `pathlib` parses a path again each time one
+is joined or handed to the OS, which cost more than the system calls themselves."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -15,31 +17,45 @@ _KEEP = 4096
 class SessionFiles:
     """Where one session's files live (see the layout in `files.py`)."""
 
-    __slots__ = ("events", "folder", "interrupt", "lease", "lock", "record", "workspace")
+    __slots__ = (
+        "events",
+        "folder",
+        "interrupt",
+        "lease",
+        "lock",
+        "record",
+        "updates",
+        "workspace",
+    )
 
-    def __init__(self, sessions: Path, locks: Path, session_id: str) -> None:
-        self.folder = sessions / session_id
-        self.record = self.folder / "session.json"
-        self.events = self.folder / "events.ndjson"
-        self.interrupt = self.folder / "interrupt"
-        self.workspace = self.folder / "workspace"
-        self.lock = locks / f"{session_id}.lock"
+    def __init__(self, sessions: str, locks: str, session_id: str) -> None:
+        self.folder = f"{sessions}{os.sep}{session_id}"
+        self.record = f"{self.folder}{os.sep}session.json"
+        self.updates = f"{self.folder}{os.sep}updates.ndjson"
+        self.events = f"{self.folder}{os.sep}events.ndjson"
+        self.interrupt = f"{self.folder}{os.sep}interrupt"
+        self.workspace = f"{self.folder}{os.sep}workspace"
+        self.lock = f"{locks}{os.sep}{session_id}.lock"
         # The lease lives in the lock file, which every session has anyway: one file fewer
         # to create per session. Windows' file lock truncates its lock file, so it keeps the
         # lease beside the session's other files.
-        self.lease = self.folder / "lease.json" if sys.platform == "win32" else self.lock
+        self.lease = f"{self.folder}{os.sep}lease.json" if sys.platform == "win32" else self.lock
 
     def exists(self) -> bool:
         """Whether the session exists: its `session.json` is the mark."""
-        return self.record.exists()
+        return os.path.exists(self.record)
+
+    def interrupted(self) -> bool:
+        """Whether its `interrupt` flag file is there (what it names is not read)."""
+        return os.path.exists(self.interrupt)
 
 
 class PathCache:
     """`SessionFiles` by session id, validated once; dropped whole when it grows large."""
 
     def __init__(self, sessions: Path, locks: Path) -> None:
-        self._sessions = sessions
-        self._locks = locks
+        self._sessions = str(sessions)
+        self._locks = str(locks)
         self._known: dict[str, SessionFiles] = {}
         self._guard = threading.Lock()
 

@@ -19,20 +19,19 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
-from agentkit.store._fs import fsync_folder, read_json, write_all
+from agentkit.store._fs import StrPath, fsync_folder, read_json, write_all
 
 UPDATES = "updates.ndjson"
 _TAIL = 2048  # a line is about 120 bytes: the tail holds several whole ones
 
 
-def read_record(folder: Path) -> dict[str, Any] | None:
+def read_record(folder: str) -> dict[str, Any] | None:
     """The session's stored JSON with its latest changes applied; None when it is gone."""
     # The log first: it only grows, so what it said stays true of `session.json`.
-    changes = last_update(folder / UPDATES)
-    raw = read_json(folder / "session.json")
+    changes = last_update(os.path.join(folder, UPDATES))
+    raw = read_json(os.path.join(folder, "session.json"))
     if not isinstance(raw, dict):
         return None
     if changes:
@@ -40,10 +39,10 @@ def read_record(folder: Path) -> dict[str, Any] | None:
     return raw
 
 
-def append_update(folder: Path, changes: dict[str, Any], *, fsync: bool) -> None:
+def append_update(folder: str, changes: dict[str, Any], *, fsync: bool) -> None:
     """Record `changes` (every field changed since creation, not only the newest) durably:
     in the kernel on return, and on disk too with `fsync`. The caller holds the lock."""
-    path = folder / UPDATES
+    path = os.path.join(folder, UPDATES)
     line = b"\n" + json.dumps(changes, ensure_ascii=False).encode("utf-8") + b"\n"
     created = False
     try:
@@ -61,7 +60,7 @@ def append_update(folder: Path, changes: dict[str, Any], *, fsync: bool) -> None
         fsync_folder(folder)  # the new file's name, so the change survives a power cut
 
 
-def last_update(path: Path) -> dict[str, Any] | None:
+def last_update(path: StrPath) -> dict[str, Any] | None:
     """The last whole, readable line of the log (None if there is none)."""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -118,27 +117,44 @@ class RecordCache:
 
     def __init__(self, keep: int = 4096) -> None:
         self._keep = keep
-        self._known: dict[Path, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._known: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
-    def read(self, folder: Path) -> dict[str, Any] | None:
+    def read(self, folder: str) -> dict[str, Any] | None:
         """Like `read_record`; the dict returned is shared: do not change it."""
-        try:
-            st = os.stat(folder / "session.json")
-        except (FileNotFoundError, NotADirectoryError):
+        key = self._key(folder)
+        if key is None:
             self._known.pop(folder, None)
             return None
-        try:
-            su = os.stat(folder / UPDATES)
-            updates: tuple[int, int, int] | None = (su.st_ino, su.st_size, su.st_mtime_ns)
-        except (FileNotFoundError, NotADirectoryError):
-            updates = None
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, updates)
         hit = self._known.get(folder)
         if hit is not None and hit[0] == key:
             return hit[1]
         raw = read_record(folder)
         if raw is not None:
-            if len(self._known) >= self._keep:
-                self._known.clear()
-            self._known[folder] = (key, raw)
+            self._keep_entry(folder, key, raw)
         return raw
+
+    def wrote(self, folder: str, raw: dict[str, Any]) -> None:
+        """Remember `raw` as the record just written (created, or changed by an appended
+        update), so the next read needs no parse. The caller holds the session lock, so
+        the files are exactly what `raw` says until it lets go: the key taken now is
+        theirs (without the lock a later writer's change could be filed under it)."""
+        key = self._key(folder)
+        if key is not None:
+            self._keep_entry(folder, key, raw)
+
+    def _key(self, folder: str) -> tuple[Any, ...] | None:
+        try:
+            st = os.stat(f"{folder}{os.sep}session.json")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            su = os.stat(f"{folder}{os.sep}{UPDATES}")
+            updates: tuple[int, int, int] | None = (su.st_ino, su.st_size, su.st_mtime_ns)
+        except (FileNotFoundError, NotADirectoryError):
+            updates = None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, updates)
+
+    def _keep_entry(self, folder: str, key: tuple[Any, ...], raw: dict[str, Any]) -> None:
+        if len(self._known) >= self._keep:
+            self._known.clear()
+        self._known[folder] = (key, raw)

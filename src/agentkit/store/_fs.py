@@ -15,6 +15,10 @@ from typing import Any
 
 from agentkit.errors import StoreError
 
+# Where the file store's hot paths pass plain strings (see `_filepaths`), other callers
+# still pass `Path`s.
+StrPath = str | Path
+
 _THREAD_LOCKS: dict[str, list[Any]] = {}  # path -> [lock, users]
 _THREAD_LOCKS_GUARD = threading.Lock()
 
@@ -30,13 +34,13 @@ _HELD: dict[str, int] = {}
 _FDS_GUARD = threading.Lock()
 
 
-def _take_fd(path: Path) -> int:
+def _take_fd(path: StrPath) -> int:
     with _FDS_GUARD:
         fd = _IDLE_FDS.pop(str(path), None)
     return fd if fd is not None else os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
-def _put_back_fd(path: Path, fd: int) -> None:
+def _put_back_fd(path: StrPath, fd: int) -> None:
     with _FDS_GUARD:
         _IDLE_FDS[str(path)] = fd
         while len(_IDLE_FDS) > _IDLE_MAX:
@@ -57,13 +61,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_fds)
 
 
-def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
+def write_atomic(path: StrPath, data: bytes, *, fsync: bool = True) -> None:
     """Replace `path` with `data` so readers see the old file or the new one, never a mix.
 
     The bytes go to a temporary file beside `path` (same folder, so the same file system),
     then `os.replace` swaps it in. With `fsync` the bytes and then the folder (the rename)
     are flushed to disk, so the new version also survives a power cut.
     """
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -82,7 +87,7 @@ def write_atomic(path: Path, data: bytes, *, fsync: bool = True) -> None:
         raise
 
 
-def fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: StrPath) -> None:
     """Flush a folder's entries (a new or renamed name) to disk, where that is possible."""
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -95,7 +100,7 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_in_place(path: Path, data: bytes, width: int) -> None:
+def write_in_place(path: StrPath, data: bytes, width: int) -> None:
     """Overwrite `path` with `data` padded with spaces to `width` bytes (created if missing).
 
     Not atomic for readers: callers hold a lock that readers take too. It is many times
@@ -115,7 +120,7 @@ def write_in_place(path: Path, data: bytes, width: int) -> None:
             os.close(fd)
 
 
-def read_small(path: Path) -> bytes | None:
+def read_small(path: StrPath) -> bytes | None:
     """The whole of a small file (padding stripped), or None when it does not exist."""
     held = _HELD.get(str(path))
     if held is not None:  # a lock file this thread holds (see `_HELD`)
@@ -139,20 +144,21 @@ def read_small(path: Path) -> bytes | None:
     return b"".join(chunks).strip()
 
 
-def write_json_atomic(path: Path, value: Any, *, fsync: bool = True) -> None:
+def write_json_atomic(path: StrPath, value: Any, *, fsync: bool = True) -> None:
     write_atomic(path, json.dumps(value, ensure_ascii=False).encode("utf-8"), fsync=fsync)
 
 
-def read_json(path: Path) -> Any | None:
+def read_json(path: StrPath) -> Any | None:
     """The parsed file, or None when it does not exist."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
         return json.loads(raw)
     except ValueError as exc:
-        raise StoreError(f"corrupt store file {path.name}: {exc}") from exc
+        raise StoreError(f"corrupt store file {os.path.basename(path)}: {exc}") from exc
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -176,7 +182,7 @@ def pwrite_all(fd: int, data: bytes, offset: int) -> None:
         offset += written
 
 
-def unlink(path: Path) -> bool:
+def unlink(path: StrPath) -> bool:
     """Remove a file; False if it was not there."""
     try:
         os.unlink(path)
@@ -207,7 +213,7 @@ if sys.platform != "win32":
     import fcntl
 
     @contextlib.contextmanager
-    def _flock(path: Path, mode: int) -> Iterator[None]:
+    def _flock(path: StrPath, mode: int) -> Iterator[None]:
         # A blocking flock wakes as soon as the holder lets go (or dies: the kernel drops
         # a dead process's locks); filelock's portable lock polls instead. Each call opens
         # its own descriptor, so threads of one process exclude each other too.
@@ -222,7 +228,7 @@ if sys.platform != "win32":
             os.close(fd)
 
     @contextlib.contextmanager
-    def _process_lock(path: Path) -> Iterator[None]:
+    def _process_lock(path: StrPath) -> Iterator[None]:
         # Called with the path's thread lock held (`exclusive`): see `_IDLE_FDS`.
         fd = _take_fd(path)
         try:
@@ -237,7 +243,7 @@ if sys.platform != "win32":
             del _HELD[str(path)]
             _unlock_and_put_back(path, fd)
 
-    def _unlock_and_put_back(path: Path, fd: int) -> None:
+    def _unlock_and_put_back(path: StrPath, fd: int) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_UN)
         except BaseException:
@@ -245,11 +251,11 @@ if sys.platform != "win32":
             raise
         _put_back_fd(path, fd)
 
-    def shared(path: Path) -> contextlib.AbstractContextManager[None]:
+    def shared(path: StrPath) -> contextlib.AbstractContextManager[None]:
         """Hold `path` shared: no holder of `exclusive(path)` runs meanwhile, in any process."""
         return _flock(path, fcntl.LOCK_SH)
 
-    def _try_flock(path: Path) -> Callable[[], None] | None:
+    def _try_flock(path: StrPath) -> Callable[[], None] | None:
         # Called with the path's thread lock held (`try_exclusive`): see `_IDLE_FDS`.
         fd = _take_fd(path)
         try:
@@ -272,20 +278,20 @@ else:  # pragma: no cover - exercised only on Windows
     from filelock import FileLock
 
     @contextlib.contextmanager
-    def _process_lock(path: Path) -> Iterator[None]:
+    def _process_lock(path: StrPath) -> Iterator[None]:
         with FileLock(str(path), thread_local=False, poll_interval=0.002):
             yield
 
-    def shared(path: Path) -> contextlib.AbstractContextManager[None]:
+    def shared(path: StrPath) -> contextlib.AbstractContextManager[None]:
         """Without shared file locks, readers take the lock exclusively."""
         return _process_lock(path)
 
-    def _try_flock(path: Path) -> Callable[[], None] | None:
+    def _try_flock(path: StrPath) -> Callable[[], None] | None:
         return None  # callers fall back to the blocking lock in a worker thread
 
 
 @contextlib.contextmanager
-def exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: StrPath) -> Iterator[None]:
     """Hold the lock file `path` against other threads of this process and other processes.
 
     Lock files are never deleted: a waiter holding an unlinked lock file's descriptor would
@@ -295,7 +301,7 @@ def exclusive(path: Path) -> Iterator[None]:
         yield
 
 
-def try_exclusive(path: Path) -> Callable[[], None] | None:
+def try_exclusive(path: StrPath) -> Callable[[], None] | None:
     """Take `exclusive(path)` only if that needs no waiting; returns the release function,
     or None when another thread or process holds the lock.
 

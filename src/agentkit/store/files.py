@@ -7,7 +7,7 @@ Layout (`root` is the `.agentkit` state folder)::
                                        `_filesession`
     sessions/<id>/events.ndjson        the durable stream, one event per line
     sessions/<id>/interrupt            present while a stop is requested
-    sessions/<id>/workspace/           the harness working folder
+    sessions/<id>/workspace/           the harness working folder (made on first use)
     traces/<id>.ndjson                 written by `agentkit run`
     tool-calls/<callId>/               deterministic tool-call workspaces
     reminders/<id>.json                one file per reminder
@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 from agentkit.errors import LeaseLost, SessionExists, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.sessions import SessionRecord
-from agentkit.store._eventlog import EventLog
+from agentkit.store._eventlog import CatchUpTooLarge, EventLog
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filepaths import PathCache
 from agentkit.store._filerecords import FileRecords
@@ -59,8 +59,8 @@ from agentkit.store._fs import (
     try_exclusive,
     unlink,
     write_all,
+    write_atomic,
     write_in_place,
-    write_json_atomic,
 )
 from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
@@ -80,13 +80,16 @@ T = TypeVar("T")
 _NOTIFIER = Notifier()
 _SUM_EVERY = 32  # new views between two checks of the cache's byte bound
 _LEASE_WIDTH = 192  # the lease is rewritten in place at this width (longer holders fit too)
+# Lease file contents already parsed (`Lease` is frozen, so one may be shared).
+_LEASES: dict[bytes, tuple[Lease | None]] = {}
+_LEASES_KEPT = 1024
 
 
-def _write_new(path: Path, data: bytes) -> None:
+def _write_new(path: str, data: bytes) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        raise SessionExists(path.parent.name) from None
+        raise SessionExists(os.path.basename(os.path.dirname(path))) from None
     try:
         write_all(fd, data)
     except BaseException:
@@ -94,6 +97,26 @@ def _write_new(path: Path, data: bytes) -> None:
         unlink(path)
         raise
     os.close(fd)
+
+
+def _remember_lease(data: bytes, lease: Lease | None) -> None:
+    if len(_LEASES) >= _LEASES_KEPT:
+        _LEASES.clear()
+    _LEASES[data] = (lease,)
+
+
+def _parse_lease(data: bytes) -> Lease | None:
+    try:
+        raw = json.loads(data or b"null")
+        # The holder's process: `agentkit serve` leaves a live process's lease alone.
+        pid = raw.get("pid") if isinstance(raw, dict) else None
+        return Lease(
+            holder=str(raw["holder"]),
+            expires_at=float(raw["expiresAt"]),
+            pid=pid if isinstance(pid, int) else None,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 class FileStore(FileRecords):
@@ -141,14 +164,15 @@ class FileStore(FileRecords):
     # paths other components use
 
     def session_dir(self, session_id: str) -> Path:
-        return self._files(session_id).folder
+        return Path(self._files(session_id).folder)
 
     def workspace_dir(self, session_id: str) -> Path:
-        """The session's harness working folder (made when the session is created)."""
-        return self._files(session_id).workspace
+        """The session's harness working folder (made by whoever first puts files there:
+        the engine seeds it before an agent tool first runs)."""
+        return Path(self._files(session_id).workspace)
 
     def events_path(self, session_id: str) -> Path:
-        return self._files(session_id).events
+        return Path(self._files(session_id).events)
 
     def trace_path(self, session_id: str) -> Path:
         """Where `agentkit run` writes the session's trace (the folder is not created)."""
@@ -166,19 +190,23 @@ class FileStore(FileRecords):
         def create() -> None:
             if files.exists():
                 raise SessionExists(record.id)
-            try:  # two calls: `mkdir(parents=True)` would try the workspace first, and fail
+            # The workspace folder is made when first used (seeding, per-send files): a
+            # folder inside a new folder was the dearest part of a creation on ext4.
+            try:
                 os.mkdir(files.folder)
-                os.mkdir(files.workspace)
             except OSError:  # left by an interrupted creation, or `sessions/` removed
-                files.workspace.mkdir(parents=True, exist_ok=True)
+                os.makedirs(files.folder, exist_ok=True)
             os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
+            data = json.dumps(record.to_dict()).encode()
             if self._fsync:
-                write_json_atomic(files.record, record.to_dict())
+                write_atomic(files.record, data)
             else:
                 # Written directly, not through a temporary file and a rename (one file
                 # creation fewer): nobody knows the id before this returns, and the session
                 # is listed only after its record is whole.
-                _write_new(files.record, json.dumps(record.to_dict()).encode())
+                _write_new(files.record, data)
+            # Kept as a reader would parse it (the caller's `metadata` is not shared).
+            self._records.wrote(files.folder, json.loads(data))
             self._index.add(record)
 
         # Two folders and a few files, on the calling thread when the lock is free (a hop to
@@ -190,7 +218,7 @@ class FileStore(FileRecords):
         # Two small files (or two `stat`s), read on the calling thread (see the docstring).
         return self._get_sync(self._files(session_id).folder)
 
-    def _get_sync(self, folder: Path) -> SessionRecord | None:
+    def _get_sync(self, folder: str) -> SessionRecord | None:
         raw = self._records.read(folder)
         return SessionRecord.from_dict(raw) if raw is not None else None
 
@@ -205,7 +233,7 @@ class FileStore(FileRecords):
         items: list[SessionRecord] = []
         last = 0
         for last, marker in enumerate(markers, start=1):  # noqa: B007 - read after the loop
-            record = self._get_sync(self._sessions / self._index.session_of(marker))
+            record = self._get_sync(self._files(self._index.session_of(marker)).folder)
             if record is not None:
                 items.append(record)
                 if len(items) == limit:
@@ -218,7 +246,7 @@ class FileStore(FileRecords):
             session_id = self._index.lookup(channel_id, continuation_key)
             if session_id is None:
                 return None
-            record = self._get_sync(self.session_dir(session_id))
+            record = self._get_sync(self._files(session_id).folder)
             if record is None or (record.channel_id, record.continuation_key) != (
                 channel_id,
                 continuation_key,
@@ -229,7 +257,7 @@ class FileStore(FileRecords):
         return await offload(find)
 
     async def touch_session(self, session_id: str) -> None:
-        folder = self.session_dir(session_id)
+        folder = self._files(session_id).folder
 
         def touch() -> None:
             raw = self._records.read(folder)
@@ -240,7 +268,7 @@ class FileStore(FileRecords):
         await self._locked(session_id, touch, inline=not self._fsync)
 
     async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
-        folder = self.session_dir(session_id)
+        folder = self._files(session_id).folder
 
         def rotate() -> bool:
             raw = self._records.read(folder)
@@ -251,16 +279,18 @@ class FileStore(FileRecords):
 
         return await self._locked(session_id, rotate, inline=not self._fsync)
 
-    def _update(self, folder: Path, raw: dict[str, Any], **changes: Any) -> None:
+    def _update(self, folder: str, raw: dict[str, Any], **changes: Any) -> None:
         # One append to `updates.ndjson` (not a new `session.json`: see `_filesession`),
         # carrying every field that ever changes, so its last line alone is current.
         # Written before returning survives a killed process; `fsync` adds a power cut.
         current = {"tokenHash": raw.get("tokenHash"), "updatedAt": raw.get("updatedAt")}
         append_update(folder, {**current, **changes}, fsync=self._fsync)
+        # The next read (the next follow-up's ownership check) finds it without a parse.
+        self._records.wrote(folder, {**raw, **changes})
 
     async def delete_session(self, session_id: str) -> bool:
-        folder = self.session_dir(session_id)
-        events_key = str(folder / "events.ndjson")
+        files = self._files(session_id)
+        folder, events_key = files.folder, files.events
 
         def delete() -> Path | None:
             with self._lock(session_id):
@@ -292,7 +322,7 @@ class FileStore(FileRecords):
         files = self._files(session_id)
         log = self._log(session_id)
 
-        def append() -> list[Event]:
+        def append(cheap_only: bool) -> list[Event]:
             if lease_holder is not None:
                 # Under the session lock, which every lease change takes too.
                 lease = self._read_lease(files.lease)
@@ -303,14 +333,26 @@ class FileStore(FileRecords):
             try:
                 # No `stat` of `session.json` first: `events.ndjson` is made before it and
                 # removed with it (the folder is moved away whole), so its absence says.
-                return log.append(drafts, fsync=self._fsync)
+                return log.append(drafts, fsync=self._fsync, cheap_only=cheap_only)
             except FileNotFoundError:
                 raise SessionNotFound(session_id) from None
 
-        inline = not self._fsync and log.cheap_to_append()
-        recorded = await self._locked(session_id, append, inline=inline)
+        recorded = None
+        if not self._fsync:
+            # Here on the event loop when the lock is free and little is new in the file
+            # (the usual case: this process wrote the rest); else in a worker thread.
+            release = try_exclusive(files.lock)
+            if release is not None:
+                try:
+                    recorded = append(True)
+                except CatchUpTooLarge:
+                    pass
+                finally:
+                    release()
+        if recorded is None:
+            recorded = await self._locked(session_id, lambda: append(False), inline=False)
         if recorded:
-            _NOTIFIER.notify(str(files.events))
+            _NOTIFIER.notify(files.events)
         return recorded
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
@@ -338,11 +380,17 @@ class FileStore(FileRecords):
             release()
 
     def _read_cached(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
-        # Nothing new since the view was last read: two `stat`s and a slice, no thread.
-        # None sends the caller to `_read_sync` (which also tells a missing session).
-        if not self._exists(session_id):
+        # Nothing new since the view was last read: one `stat` and a slice, no thread.
+        # None sends the caller to `_read_sync` (which also tells a missing session). No
+        # look at `session.json`: a view up to date with `events.ndjson` proves the session
+        # is there, as that file goes (with the whole folder) when the session does.
+        log = self._logs.get(session_id)  # not `_log`: unknown ids make no view
+        if log is None:
             return None
-        return self._log(session_id).read_cached(start, limit)
+        with self._logs_guard:
+            if session_id in self._logs:
+                self._logs.move_to_end(session_id)  # recently used, as `_log` marks it
+        return log.read_cached(start, limit)
 
     def _exists(self, session_id: str) -> bool:
         return self._files(session_id).exists()
@@ -371,10 +419,11 @@ class FileStore(FileRecords):
                 await waiter.wait(min(remaining, self._poll))
 
     async def next_index(self, session_id: str) -> int:
-        folder = self.session_dir(session_id)
+        files = self._files(session_id)
 
         def count() -> int:
-            self._require_exists(folder)
+            if not files.exists():
+                raise SessionNotFound(session_id)
             size = self._log(session_id).size()
             if size is None:
                 raise SessionNotFound(session_id)
@@ -403,8 +452,11 @@ class FileStore(FileRecords):
             mine = live and lease is not None and lease.holder == holder
             if not mine and (live or not take_free):
                 return False
-            lease_json = json.dumps({"holder": holder, "expiresAt": now + ttl, "pid": os.getpid()})
-            write_in_place(files.lease, lease_json.encode(), _LEASE_WIDTH)
+            pid = os.getpid()
+            data = json.dumps({"holder": holder, "expiresAt": now + ttl, "pid": pid}).encode()
+            write_in_place(files.lease, data, _LEASE_WIDTH)
+            # The turn's appends read these bytes back next: known, so never parsed.
+            _remember_lease(data, Lease(holder=holder, expires_at=now + ttl, pid=pid))
             return True
 
         return await self._locked(session_id, op)
@@ -430,21 +482,18 @@ class FileStore(FileRecords):
         return lease if lease is not None and lease.expires_at > self._clock() else None
 
     @staticmethod
-    def _read_lease(path: Path) -> Lease | None:
+    def _read_lease(path: str) -> Lease | None:
         # Rewritten in place under the session lock (creating a file costs far more), so
         # it is read under the lock too. Leases are never flushed to disk: an empty or
         # damaged file (a power cut) is a free lease, which only frees it early.
-        try:
-            raw = json.loads(read_small(path) or b"null")
-            # The holder's process: `agentkit serve` leaves a live process's lease alone.
-            pid = raw.get("pid") if isinstance(raw, dict) else None
-            return Lease(
-                holder=str(raw["holder"]),
-                expires_at=float(raw["expiresAt"]),
-                pid=pid if isinstance(pid, int) else None,
-            )
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return None
+        data = read_small(path) or b""
+        # Every append of a turn reads the same bytes: they are parsed once.
+        known = _LEASES.get(data)  # one lookup: another thread may clear the table
+        if known is not None:
+            return known[0]
+        lease = _parse_lease(data)
+        _remember_lease(data, lease)
+        return lease
 
     async def set_interrupt(self, session_id: str, requested: bool) -> None:
         files = self._files(session_id)
@@ -457,7 +506,7 @@ class FileStore(FileRecords):
             else:
                 unlink(files.interrupt)
 
-        if not requested and files.exists() and not files.interrupt.exists():
+        if not requested and files.exists() and not files.interrupted():
             return  # already clear: every accepted message asks this, so skip the lock
         await self._locked(session_id, flag)
 
@@ -479,11 +528,11 @@ class FileStore(FileRecords):
         return await self._locked(session_id, flag)
 
     async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
-        path = self._files(session_id).interrupt
-        if not path.exists():  # one `stat`: the common case
+        files = self._files(session_id)
+        if not files.interrupted():  # one `stat`: the common case
             return False
         try:
-            named = path.read_bytes().strip().decode()
+            named = (read_small(files.interrupt) or b"").decode()
         except (OSError, UnicodeDecodeError):
             return False
         # An empty file (`set_interrupt`) stops any turn; a turn id, that turn only.
@@ -498,22 +547,22 @@ class FileStore(FileRecords):
 
     # internals
 
-    def _move_to_trash(self, folder: Path) -> Path | None:
+    def _move_to_trash(self, folder: str) -> Path | None:
         # One rename makes the session vanish whole; removing its files can follow.
-        trashed = self._trash / f"{folder.name}.{secrets.token_hex(4)}"
+        trashed = self._trash / f"{os.path.basename(folder)}.{secrets.token_hex(4)}"
         for _ in range(3):
             self._trash.mkdir(exist_ok=True)
             try:
                 os.rename(folder, trashed)
                 return trashed
             except FileNotFoundError:
-                if not folder.exists():
+                if not os.path.exists(folder):
                     return None  # removed by hand meanwhile
                 # Another store's start-up emptied the trash between mkdir and rename.
-        raise StoreError(f"could not delete session {folder.name}")
+        raise StoreError(f"could not delete session {os.path.basename(folder)}")
 
     def _lock(self, session_id: str) -> contextlib.AbstractContextManager[None]:
-        return exclusive(self._locks / f"{session_id}.lock")
+        return exclusive(self._files(session_id).lock)
 
     async def _locked(self, session_id: str, fn: Callable[[], T], *, inline: bool = True) -> T:
         """Run `fn` holding the session's lock: right here when the lock is free and `fn`
@@ -566,8 +615,3 @@ class FileStore(FileRecords):
             total -= dropped.cached_bytes
             evicted.append(dropped)
         return evicted
-
-    @staticmethod
-    def _require_exists(folder: Path) -> None:
-        if not (folder / "session.json").exists():
-            raise SessionNotFound(folder.name)
