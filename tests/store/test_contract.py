@@ -319,6 +319,24 @@ async def test_a_deleted_session_is_gone_from_lists_reads_and_streams(harness: H
     assert await harness.reopen().get_session(gone.id) is None
 
 
+async def test_a_deleted_sessions_lease_and_interrupt_say_it_is_gone(harness: Harness) -> None:
+    record = await harness.new_session(token_hash="h1")
+    assert await harness.store.acquire_lease(record.id, "w1", 30)
+    assert await harness.store.delete_session(record.id)
+
+    for store in (harness.store, harness.reopen()):
+        with pytest.raises(SessionNotFound):
+            await store.acquire_lease(record.id, "w2", 30)
+        assert await store.get_lease(record.id) is None
+        await store.release_lease(record.id, "w1")  # nothing to release: no error
+        with pytest.raises(SessionNotFound):
+            await store.set_interrupt(record.id, True)
+        assert not await store.rotate_token(record.id, "h1", "h2")
+        with pytest.raises(SessionNotFound):
+            await store.append(record.id, [note("late")], lease_holder="w1")
+        assert await store.read(record.id) == []
+
+
 async def test_deleting_twice_reports_false(harness: Harness) -> None:
     record = await harness.new_session()
 

@@ -207,7 +207,7 @@ async def test_a_finished_batch_leaves_plain_lines_and_no_other_file(store: File
     lines = store.events_path(record.id).read_bytes().splitlines()
     assert [json.loads(line)["data"]["text"] for line in lines] == ["b1", "b2", "b3"]
     folder = store.session_dir(record.id)
-    assert sorted(os.listdir(folder)) == ["events.ndjson", "session.json"]
+    assert sorted(os.listdir(folder)) == ["events.ndjson", "lock", "session.json"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock")
@@ -216,7 +216,7 @@ async def test_an_append_waits_off_the_event_loop_while_another_holder_has_the_l
 ) -> None:
     record = await new_session(store)
     # Another open file description, as another process would hold it.
-    fd = os.open(store.root / "locks" / f"{record.id}.lock", os.O_RDWR)
+    fd = os.open(store.session_dir(record.id) / "lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         append = asyncio.create_task(store.append(record.id, [note("x")]))
@@ -319,6 +319,7 @@ async def test_session_json_is_never_seen_half_written(store: FileStore) -> None
     assert seen and set(seen) <= set(tokens)  # never a torn or missing token
     assert sorted(os.listdir(path.parent)) == [
         "events.ndjson",
+        "lock",
         "session.json",
         "updates.ndjson",
     ]

@@ -107,11 +107,11 @@ async def test_the_lease_written_through_the_held_descriptor_is_on_disk(tmp_path
     store = FileStore(tmp_path)
     sid = await new_session(store)
     assert await store.acquire_lease(sid, "worker-1", 30)
-    on_disk = json.loads((tmp_path / "locks" / f"{sid}.lock").read_bytes())
+    on_disk = json.loads((tmp_path / "sessions" / sid / "lock").read_bytes())
     assert on_disk["holder"] == "worker-1"
     assert not await FileStore(tmp_path).acquire_lease(sid, "worker-2", 30)
     await store.release_lease(sid, "worker-1")
-    assert (tmp_path / "locks" / f"{sid}.lock").read_bytes().strip() == b""
+    assert (tmp_path / "sessions" / sid / "lock").read_bytes().strip() == b""
     assert await FileStore(tmp_path).acquire_lease(sid, "worker-2", 30)
 
 

@@ -107,17 +107,21 @@ class EventLog:
             if self._up_to_date():
                 return self._events[max(0, start) : end]
         # New bytes: read them under the shared lock, so no writer is half way through.
-        # (The session lock is always taken before the mutex, never after.)
-        with shared(self.lock_path), self._mutex:
-            if not self._catch_up():
-                return None
-            found = self._events[max(0, start) : end]
-            torn = self._interrupted()
-        if torn:
-            # No writer is live while we hold the lock shared, so leftovers are a crash's.
-            with exclusive(self.lock_path), self._mutex:
-                if self._catch_up():
-                    self._repair()
+        # (The session lock is always taken before the mutex, never after.) The lock file
+        # is in the session's folder: when it cannot be opened, the session is gone.
+        try:
+            with shared(self.lock_path), self._mutex:
+                if not self._catch_up():
+                    return None
+                found = self._events[max(0, start) : end]
+                torn = self._interrupted()
+            if torn:
+                # No writer is live while we hold the lock shared: leftovers are a crash's.
+                with exclusive(self.lock_path), self._mutex:
+                    if self._catch_up():
+                        self._repair()
+        except FileNotFoundError:
+            return None
         return found
 
     def read_cached(self, start: int, limit: int | None) -> list[Event] | None:

@@ -35,11 +35,18 @@ class SessionFiles:
         self.events = f"{self.folder}{os.sep}events.ndjson"
         self.interrupt = f"{self.folder}{os.sep}interrupt"
         self.workspace = f"{self.folder}{os.sep}workspace"
-        self.lock = f"{locks}{os.sep}{session_id}.lock"
-        # The lease lives in the lock file, which every session has anyway: one file fewer
-        # to create per session. Windows' file lock truncates its lock file, so it keeps the
-        # lease beside the session's other files.
-        self.lease = f"{self.folder}{os.sep}lease.json" if sys.platform == "win32" else self.lock
+        if sys.platform == "win32":
+            # A folder holding a locked file cannot be renamed there (a deletion moves the
+            # session's folder), and its file lock truncates the lock file: the lock stays
+            # in `locks/`, the lease beside the session's other files.
+            self.lock = f"{locks}{os.sep}{session_id}.lock"
+            self.lease = f"{self.folder}{os.sep}lease.json"
+        else:
+            # In the session's own folder: a file created in a folder just made cost a
+            # fraction of one added to `locks/`, which holds a file per session ever made.
+            # The lease lives in it too: one file fewer to create per session.
+            self.lock = f"{self.folder}{os.sep}lock"
+            self.lease = self.lock
 
     def exists(self) -> bool:
         """Whether the session exists: its `session.json` is the mark."""

@@ -41,7 +41,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -187,15 +187,19 @@ class FileStore(FileRecords):
     async def create_session(self, record: SessionRecord) -> None:
         files = self._files(record.id)
 
+        def make_folder() -> None:
+            # First, and outside the lock: the session's lock file lives in this folder.
+            # The workspace folder is made when first used (seeding, per-send files).
+            try:
+                os.mkdir(files.folder)
+            except FileExistsError:
+                pass  # the session exists (said under the lock), or a creation was cut short
+            except FileNotFoundError:  # `sessions/` removed by hand
+                os.makedirs(files.folder, exist_ok=True)
+
         def create() -> None:
             if files.exists():
                 raise SessionExists(record.id)
-            # The workspace folder is made when first used (seeding, per-send files): a
-            # folder inside a new folder was the dearest part of a creation on ext4.
-            try:
-                os.mkdir(files.folder)
-            except OSError:  # left by an interrupted creation, or `sessions/` removed
-                os.makedirs(files.folder, exist_ok=True)
             os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
             data = json.dumps(record.to_dict()).encode()
             if self._fsync:
@@ -209,9 +213,13 @@ class FileStore(FileRecords):
             self._records.wrote(files.folder, json.loads(data))
             self._index.add(record)
 
-        # Two folders and a few files, on the calling thread when the lock is free (a hop to
-        # a worker thread cost more than the creation itself on a healthy disk); with
-        # `fsync` the flushes make it long, so then it runs in a worker thread.
+        # A folder and a few files, on the calling thread (a hop to a worker thread cost
+        # more than the creation itself on a healthy disk); with `fsync` the flushes make
+        # it long, so then it runs in a worker thread.
+        if self._fsync:
+            await offload(make_folder)
+        else:
+            make_folder()
         await self._locked(record.id, create, inline=not self._fsync)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
@@ -294,6 +302,8 @@ class FileStore(FileRecords):
 
         def delete() -> Path | None:
             with self._lock(session_id):
+                # (No lock when the folder, and the lock file in it, is gone: then so is
+                # the record, and nothing is deleted.)
                 record = self._get_sync(folder)
                 if record is None:
                     return None
@@ -338,10 +348,12 @@ class FileStore(FileRecords):
                 raise SessionNotFound(session_id) from None
 
         recorded = None
+        release = None
         if not self._fsync:
             # Here on the event loop when the lock is free and little is new in the file
             # (the usual case: this process wrote the rest); else in a worker thread.
-            release = try_exclusive(files.lock)
+            with contextlib.suppress(FileNotFoundError):  # no folder: `_locked` says so
+                release = try_exclusive(files.lock)
             if release is not None:
                 try:
                     recorded = append(True)
@@ -371,7 +383,10 @@ class FileStore(FileRecords):
         log = self._log(session_id)
         if self._fsync or not log.cheap_to_append():
             return None
-        release = try_exclusive(self._files(session_id).lock)
+        try:
+            release = try_exclusive(self._files(session_id).lock)
+        except FileNotFoundError:  # deleted meanwhile, folder, lock file and all
+            return None
         if release is None:
             return None
         try:
@@ -561,15 +576,24 @@ class FileStore(FileRecords):
                 # Another store's start-up emptied the trash between mkdir and rename.
         raise StoreError(f"could not delete session {os.path.basename(folder)}")
 
-    def _lock(self, session_id: str) -> contextlib.AbstractContextManager[None]:
-        return exclusive(self._files(session_id).lock)
+    @contextlib.contextmanager
+    def _lock(self, session_id: str) -> Iterator[None]:
+        """Hold the session's lock; when its folder is gone (and the lock file with it),
+        go on without it: whatever runs then finds the session missing."""
+        with contextlib.ExitStack() as held:
+            with contextlib.suppress(FileNotFoundError):
+                held.enter_context(exclusive(self._files(session_id).lock))
+            yield
 
     async def _locked(self, session_id: str, fn: Callable[[], T], *, inline: bool = True) -> T:
         """Run `fn` holding the session's lock: right here when the lock is free and `fn`
         is small (`inline`), else in a worker thread that may wait for the lock."""
         path = self._files(session_id).lock
         if inline:
-            release = try_exclusive(path)
+            try:
+                release = try_exclusive(path)
+            except FileNotFoundError:
+                return fn()  # the folder is gone with its lock file: `fn` finds no session
             if release is not None:
                 try:
                     return fn()
@@ -577,7 +601,7 @@ class FileStore(FileRecords):
                     release()
 
         def locked() -> T:
-            with exclusive(path):
+            with self._lock(session_id):
                 return fn()
 
         return await offload(locked)
