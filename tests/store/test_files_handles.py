@@ -139,3 +139,48 @@ def test_a_forked_child_never_shares_its_parents_lock_descriptor(tmp_path: Path)
     finally:
         child.join(30)
     assert took is False  # the child opened its own descriptor, so the lock held
+
+
+def open_files_under(folder: Path) -> int:
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            count += os.readlink(fd).startswith(str(folder))
+        except OSError:
+            continue
+    return count
+
+
+@posix_only
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_kept_open_lock_files_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_fs, "_SLOTS_KEPT", 3)
+    for n in range(12):
+        release = _fs.try_exclusive(tmp_path / f"{n}.lock")
+        assert release is not None
+        release()
+        with _fs.exclusive(tmp_path / f"b{n}.lock"):
+            pass
+
+    assert open_files_under(tmp_path) <= 3
+
+
+@posix_only
+def test_a_lock_in_use_keeps_its_descriptor_while_others_come_and_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_fs, "_SLOTS_KEPT", 2)
+    held = tmp_path / "held.lock"
+    release = _fs.try_exclusive(held)
+    assert release is not None
+    _fs.write_in_place(held, b"written while held", 64)  # through the held descriptor
+    for n in range(8):  # enough newcomers to push the held one out, were it unused
+        with _fs.exclusive(tmp_path / f"{n}.lock"):
+            pass
+
+    assert _fs.read_small(held) == b"written while held"
+    assert _fs.try_exclusive(held) is None  # still held: this thread cannot take it again
+    release()
+    again = _fs.try_exclusive(held)
+    assert again is not None
+    again()

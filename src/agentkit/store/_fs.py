@@ -19,42 +19,90 @@ from agentkit.errors import StoreError
 # still pass `Path`s.
 StrPath = str | Path
 
-_THREAD_LOCKS: dict[str, list[Any]] = {}  # path -> [lock, users]
-_THREAD_LOCKS_GUARD = threading.Lock()
 
-# Lock files' descriptors are kept open between uses (an `open` per lock taken was a good
-# part of a turn's cost). A descriptor is taken out of `_IDLE_FDS` while its lock is held
-# exclusively (under the path's thread lock, so at most one per path is ever out) and put
-# back after; `_HELD` names it meanwhile, so the lease kept in the lock file is read and
-# written through it. Shared holders open their own: threads of one process sharing a
-# descriptor would share its `flock` too.
-_IDLE_FDS: OrderedDict[str, int] = OrderedDict()
-_IDLE_MAX = 256
+class _Slot:
+    """A lock file's place in this process: the thread lock that orders this process's
+    users of it, and the descriptor exclusive holders `flock` through.
+
+    The descriptor stays open between uses (an `open` per lock taken was a good part of a
+    turn's cost); only the holder of `lock` touches it, and `_HELD` names it meanwhile, so
+    the lease kept in the lock file is read and written through it. Shared holders open
+    their own: threads of one process sharing a descriptor would share its `flock` too.
+    """
+
+    __slots__ = ("fd", "key", "lock", "users")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.lock = threading.Lock()
+        self.users = 0  # holders and waiters; only an unused slot may be dropped
+        self.fd: int | None = None
+
+    def release(self) -> None:
+        """Let go of an exclusive hold taken by `try_exclusive`."""
+        try:
+            _funlock(self)
+        finally:
+            _leave(self)
+
+
+# Slots by lock-file path, least recently used first. Unused slots beyond `_SLOTS_KEPT`
+# are dropped (their descriptors closed), so the table and the open files stay bounded.
+_SLOTS: OrderedDict[str, _Slot] = OrderedDict()
+_SLOTS_KEPT = 256
+_GUARD = threading.Lock()
 _HELD: dict[str, int] = {}
-_FDS_GUARD = threading.Lock()
 
 
-def _take_fd(path: StrPath) -> int:
-    with _FDS_GUARD:
-        fd = _IDLE_FDS.pop(str(path), None)
-    return fd if fd is not None else os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+def _enter(key: str) -> _Slot:
+    """The slot of `key`, counted as used (call with `_GUARD` held)."""
+    slot = _SLOTS.get(key)
+    if slot is None:
+        slot = _SLOTS[key] = _Slot(key)
+        slot.users += 1
+        if len(_SLOTS) > _SLOTS_KEPT:
+            _drop_unused(len(_SLOTS) - _SLOTS_KEPT)
+    else:
+        _SLOTS.move_to_end(key)
+        slot.users += 1
+    return slot
 
 
-def _put_back_fd(path: StrPath, fd: int) -> None:
-    with _FDS_GUARD:
-        _IDLE_FDS[str(path)] = fd
-        while len(_IDLE_FDS) > _IDLE_MAX:
-            os.close(_IDLE_FDS.popitem(last=False)[1])
+def _drop_unused(count: int) -> None:
+    # Oldest first. An unused slot has no holder and no waiter, so nobody is about to use
+    # its descriptor (a newcomer counts itself in under `_GUARD` first).
+    unused: list[_Slot] = []
+    for slot in _SLOTS.values():
+        if slot.users == 0:
+            unused.append(slot)
+            if len(unused) == count:
+                break
+    for slot in unused:
+        del _SLOTS[slot.key]
+        if slot.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(slot.fd)
+
+
+def _leave(slot: _Slot) -> None:
+    """Release the slot's thread lock and stop counting this user."""
+    with _GUARD:
+        slot.users -= 1
+        slot.lock.release()
 
 
 def _forget_fds() -> None:
     # A forked child must not lock through its parent's open file descriptions (a flock
-    # belongs to the description, so both would "hold" it): it opens its own.
-    for fd in _IDLE_FDS.values():
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    _IDLE_FDS.clear()
+    # belongs to the description, so both would "hold" it): it opens its own. Thread locks
+    # held by the parent's threads are dropped with their slots.
+    global _GUARD
+    for slot in _SLOTS.values():
+        if slot.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(slot.fd)
+    _SLOTS.clear()
     _HELD.clear()
+    _GUARD = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -191,24 +239,6 @@ def unlink(path: StrPath) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def _thread_lock(key: str) -> Iterator[None]:
-    # One lock per path while anyone uses it, dropped after, so the table stays small.
-    with _THREAD_LOCKS_GUARD:
-        entry = _THREAD_LOCKS.get(key)
-        if entry is None:
-            entry = _THREAD_LOCKS[key] = [threading.Lock(), 0]
-        entry[1] += 1
-    try:
-        with entry[0]:
-            yield
-    finally:
-        with _THREAD_LOCKS_GUARD:
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _THREAD_LOCKS[key]
-
-
 if sys.platform != "win32":
     import fcntl
 
@@ -228,77 +258,89 @@ if sys.platform != "win32":
             os.close(fd)
 
     @contextlib.contextmanager
-    def _process_lock(path: StrPath) -> Iterator[None]:
-        # Called with the path's thread lock held (`exclusive`): see `_IDLE_FDS`.
-        fd = _take_fd(path)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        _HELD[str(path)] = fd
+    def _process_lock(slot: _Slot) -> Iterator[None]:
+        # With the slot's thread lock held (`exclusive`): see `_Slot`.
+        fd = _descriptor(slot)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD[slot.key] = fd
         try:
             yield
         finally:
-            del _HELD[str(path)]
-            _unlock_and_put_back(path, fd)
+            _funlock(slot)
 
-    def _unlock_and_put_back(path: StrPath, fd: int) -> None:
+    def _descriptor(slot: _Slot) -> int:
+        if slot.fd is None:
+            slot.fd = os.open(slot.key, os.O_RDWR | os.O_CREAT, 0o600)
+        return slot.fd
+
+    def _funlock(slot: _Slot) -> None:
+        del _HELD[slot.key]
+        fd = slot.fd
+        assert fd is not None
         try:
             fcntl.flock(fd, fcntl.LOCK_UN)
         except BaseException:
+            slot.fd = None
             os.close(fd)  # closing drops the lock too
             raise
-        _put_back_fd(path, fd)
 
     def shared(path: StrPath) -> contextlib.AbstractContextManager[None]:
         """Hold `path` shared: no holder of `exclusive(path)` runs meanwhile, in any process."""
         return _flock(path, fcntl.LOCK_SH)
 
-    def _try_flock(path: StrPath) -> Callable[[], None] | None:
-        # Called with the path's thread lock held (`try_exclusive`): see `_IDLE_FDS`.
-        fd = _take_fd(path)
+    def _try_flock(slot: _Slot) -> bool:
+        # With the slot's thread lock held (`try_exclusive`): see `_Slot`.
+        fd = _descriptor(slot)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _put_back_fd(path, fd)
-            return None
-        except BaseException:
-            os.close(fd)
-            raise
-        _HELD[str(path)] = fd
-
-        def release() -> None:
-            del _HELD[str(path)]
-            _unlock_and_put_back(path, fd)
-
-        return release
+            return False
+        _HELD[slot.key] = fd
+        return True
 
 else:  # pragma: no cover - exercised only on Windows
     from filelock import FileLock
 
     @contextlib.contextmanager
-    def _process_lock(path: StrPath) -> Iterator[None]:
+    def _file_lock(path: StrPath) -> Iterator[None]:
         with FileLock(str(path), thread_local=False, poll_interval=0.002):
             yield
 
+    def _process_lock(slot: _Slot) -> contextlib.AbstractContextManager[None]:
+        return _file_lock(slot.key)
+
+    def _funlock(slot: _Slot) -> None:
+        raise AssertionError("no lock is taken without waiting here")
+
     def shared(path: StrPath) -> contextlib.AbstractContextManager[None]:
         """Without shared file locks, readers take the lock exclusively."""
-        return _process_lock(path)
+        return _file_lock(path)
 
-    def _try_flock(path: StrPath) -> Callable[[], None] | None:
-        return None  # callers fall back to the blocking lock in a worker thread
+    def _try_flock(slot: _Slot) -> bool:
+        return False  # callers fall back to the blocking lock in a worker thread
 
 
 @contextlib.contextmanager
 def exclusive(path: StrPath) -> Iterator[None]:
     """Hold the lock file `path` against other threads of this process and other processes.
 
-    Lock files are never deleted: a waiter holding an unlinked lock file's descriptor would
-    otherwise share the "lock" with a newcomer who created a fresh file.
+    A lock file is removed only with its session's folder (see `files.py`): a waiter holding
+    an unlinked lock file's descriptor would otherwise share the "lock" with a newcomer who
+    created a fresh file at the same path.
     """
-    with _thread_lock(str(path)), _process_lock(path):
-        yield
+    with _GUARD:
+        slot = _enter(str(path))
+    try:
+        slot.lock.acquire()
+    except BaseException:
+        with _GUARD:
+            slot.users -= 1
+        raise
+    try:
+        with _process_lock(slot):
+            yield
+    finally:
+        _leave(slot)
 
 
 def try_exclusive(path: StrPath) -> Callable[[], None] | None:
@@ -308,36 +350,17 @@ def try_exclusive(path: StrPath) -> Callable[[], None] | None:
     This lets a short operation run on the event loop thread itself: handing it to a worker
     thread costs more than the operation when nobody else holds the lock.
     """
-    key = str(path)
-    with _THREAD_LOCKS_GUARD:
-        entry = _THREAD_LOCKS.get(key)
-        if entry is None:
-            entry = _THREAD_LOCKS[key] = [threading.Lock(), 0]
-        if not entry[0].acquire(blocking=False):
+    with _GUARD:
+        slot = _enter(str(path))
+        if not slot.lock.acquire(blocking=False):
+            slot.users -= 1
             return None
-        entry[1] += 1
-
-    def release_thread_lock() -> None:
-        with _THREAD_LOCKS_GUARD:
-            entry[0].release()
-            entry[1] -= 1
-            if entry[1] == 0:
-                del _THREAD_LOCKS[key]
-
     try:
-        release_flock = _try_flock(path)
+        taken = _try_flock(slot)
     except BaseException:
-        release_thread_lock()
+        _leave(slot)
         raise
-    if release_flock is None:
-        release_thread_lock()
+    if not taken:
+        _leave(slot)
         return None
-    flock_release = release_flock
-
-    def release() -> None:
-        try:
-            flock_release()
-        finally:
-            release_thread_lock()
-
-    return release
+    return slot.release

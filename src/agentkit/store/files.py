@@ -7,15 +7,22 @@ Layout (`root` is the `.agentkit` state folder)::
                                        `_filesession`
     sessions/<id>/events.ndjson        the durable stream, one event per line
     sessions/<id>/interrupt            present while a stop is requested
+    sessions/<id>/lock                 the session's lock file, holding its turn lease
+                                       (blank when free); on Windows `locks/<id>.lock`,
+                                       the lease in `sessions/<id>/lease.json`
     sessions/<id>/workspace/           the harness working folder (made on first use)
     traces/<id>.ndjson                 written by `agentkit run`
     tool-calls/<callId>/               deterministic tool-call workspaces
     reminders/<id>.json                one file per reminder
     idempotency/<sha256(key)>.json     claims, with their expiry
     index/                             listing and continuation-key indexes
-    locks/<id>.lock                    the session's lock file (never removed; see
-                                       `_fs.exclusive`), holding its turn lease (blank
-                                       when free; `sessions/<id>/lease.json` on Windows)
+    locks/                             lock files of the store's own indexes
+
+A lock file is removed only with its session's folder (a deletion moves the folder away
+whole). A process still waiting on it then gets a lock nobody else can take again, and
+finds the session gone; nobody can make a fresh lock file at that path, as `open` does not
+create folders. (Sharing "the" lock with a newcomer would need the same session id created
+again, and ids are random: `new_session_id`.)
 
 Every mutation of a session happens under its lock (a thread lock plus an `flock`, so
 threads, event loops and processes all exclude each other). Small operations on a free lock
