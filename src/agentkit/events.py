@@ -423,7 +423,11 @@ class Event(
             # Lone surrogates, huge integers, NaN and such: the standard library's rules.
             text = json.dumps(wire, separators=(",", ":"), ensure_ascii=True)
             return text.encode("ascii") + b"\n"
-        if b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line or b"\xc2\x85" in line:
+        # Most lines are ASCII: one pass says so, where three searches cost more than the
+        # encoding itself.
+        if not line.isascii() and (
+            b"\xe2\x80\xa8" in line or b"\xe2\x80\xa9" in line or b"\xc2\x85" in line
+        ):
             # Only these code points encode to these bytes in UTF-8, so this is exact.
             for raw, escaped in _RAW_BREAKS:
                 line = line.replace(raw, escaped)
