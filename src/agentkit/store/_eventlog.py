@@ -86,6 +86,18 @@ class EventLog:
             with contextlib.suppress(OSError):
                 os.close(self._wfd)
 
+    def adopt_writer(self, fd: int) -> None:
+        """Keep `fd`, just opened for writing on this log's file (by the session's creation),
+        as the descriptor appends write through: the first append need not open it again."""
+        try:
+            inode = os.fstat(fd).st_ino
+        except BaseException:
+            os.close(fd)
+            raise
+        with self._mutex:
+            self._close_writer()
+            self._wfd, self._wfd_inode = fd, inode
+
     def _writer(self) -> int:
         # `_catch_up` just `stat`ed the path under the session lock: `_inode` is the file
         # there now, so a descriptor opened on an older (deleted, replaced) file is renewed.

@@ -207,7 +207,10 @@ class FileStore(FileRecords):
         def create() -> None:
             if files.exists():
                 raise SessionExists(record.id)
-            os.close(os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600))
+            # Kept open: the session's first append writes through it.
+            self._log(record.id).adopt_writer(
+                os.open(files.events, os.O_WRONLY | os.O_CREAT, 0o600)
+            )
             data = json.dumps(record.to_dict()).encode()
             if self._fsync:
                 write_atomic(files.record, data)
