@@ -184,3 +184,21 @@ def test_a_lock_in_use_keeps_its_descriptor_while_others_come_and_go(
     again = _fs.try_exclusive(held)
     assert again is not None
     again()
+
+
+async def test_a_token_update_log_replaced_by_hand_gets_the_next_rotation(
+    tmp_path: Path,
+) -> None:
+    store = FileStore(tmp_path)
+    record = SessionRecord(id=new_session_id(), principal="p", token_hash="h0")
+    await store.create_session(record)
+    assert await store.rotate_token(record.id, "h0", "h1")  # the log is now kept open
+    updates = store.session_dir(record.id) / "updates.ndjson"
+    copy = updates.with_name("copy")
+    copy.write_bytes(updates.read_bytes())
+    os.replace(copy, updates)  # a new inode: the kept descriptor points at the old one
+
+    assert await store.rotate_token(record.id, "h1", "h2")
+
+    found = await FileStore(tmp_path).get_session(record.id)
+    assert found is not None and found.token_hash == "h2"

@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any
 
-from agentkit.store._fs import StrPath, fsync_folder, read_json, write_all
+from agentkit.store._fs import StrPath, fsync_folder, held_file, read_json, write_all
 
 UPDATES = "updates.ndjson"
 _TAIL = 2048  # a line is about 120 bytes: the tail holds several whole ones
@@ -39,25 +39,22 @@ def read_record(folder: str) -> dict[str, Any] | None:
     return raw
 
 
-def append_update(folder: str, changes: dict[str, Any], *, fsync: bool) -> None:
+def append_update(
+    folder: str, changes: dict[str, Any], *, fsync: bool, lock: str, inode: int | None
+) -> None:
     """Record `changes` (every field changed since creation, not only the newest) durably:
-    in the kernel on return, and on disk too with `fsync`. The caller holds the lock."""
-    path = os.path.join(folder, UPDATES)
+    in the kernel on return, and on disk too with `fsync`. The caller holds the session's
+    lock file `lock` exclusively; the log's descriptor is kept open with it (an `open` per
+    token rotation cost more than the write). `inode`: the log's, as the caller last saw
+    it under that lock (None when there was none)."""
+    path = f"{folder}{os.sep}{UPDATES}"
     line = b"\n" + json.dumps(changes, ensure_ascii=False).encode("utf-8") + b"\n"
-    created = False
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        created = True
-    try:
-        write_all(fd, line)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    if fsync and created:
-        fsync_folder(folder)  # the new file's name, so the change survives a power cut
+    fd, created = held_file(lock, path, inode, os.O_WRONLY | os.O_APPEND)
+    write_all(fd, line)
+    if fsync:
+        os.fsync(fd)
+        if created:
+            fsync_folder(folder)  # the new file's name, so the change survives a power cut
 
 
 def last_update(path: StrPath) -> dict[str, Any] | None:
@@ -132,6 +129,13 @@ class RecordCache:
         if raw is not None:
             self._keep_entry(folder, key, raw)
         return raw
+
+    def updates_inode(self, folder: str) -> int | None:
+        """The inode of the session's `updates.ndjson` as the last `read` or `wrote` saw it
+        (None: there was none, or nothing is known)."""
+        hit = self._known.get(folder)
+        updates = hit[0][3] if hit is not None else None
+        return updates[0] if updates is not None else None
 
     def wrote(self, folder: str, raw: dict[str, Any]) -> None:
         """Remember `raw` as the record just written (created, or changed by an appended

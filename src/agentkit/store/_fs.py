@@ -30,13 +30,23 @@ class _Slot:
     their own: threads of one process sharing a descriptor would share its `flock` too.
     """
 
-    __slots__ = ("fd", "key", "lock", "users")
+    __slots__ = ("fd", "files", "key", "lock", "users")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.lock = threading.Lock()
         self.users = 0  # holders and waiters; only an unused slot may be dropped
         self.fd: int | None = None
+        # Other files its holders keep open with it (`held_file`): path -> (fd, inode).
+        self.files: dict[str, tuple[int, int]] = {}
+
+    def close_files(self) -> None:
+        for fd in [self.fd, *(fd for fd, _ in self.files.values())]:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.fd = None
+        self.files.clear()
 
     def release(self) -> None:
         """Let go of an exclusive hold taken by `try_exclusive`."""
@@ -79,9 +89,7 @@ def _drop_unused(count: int) -> None:
                 break
     for slot in unused:
         del _SLOTS[slot.key]
-        if slot.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(slot.fd)
+        slot.close_files()
 
 
 def _leave(slot: _Slot) -> None:
@@ -91,15 +99,40 @@ def _leave(slot: _Slot) -> None:
         slot.lock.release()
 
 
+def held_file(lock: StrPath, path: str, inode: int | None, flags: int) -> tuple[int, bool]:
+    """A descriptor of `path` for the exclusive holder of `lock` (this thread), kept open
+    with the lock between holds, and whether it was just created. `inode`: the file's inode
+    as the caller saw it under the lock (None: no file yet); a kept descriptor of another
+    inode (the file was replaced) is closed and the path opened again."""
+    slot = _SLOTS.get(str(lock))  # there while held: only an unused slot is ever dropped
+    if slot is None:
+        raise StoreError(f"{os.path.basename(path)} written without its lock held")
+    kept = slot.files.get(path)
+    if kept is not None:
+        if kept[1] == inode:
+            return kept[0], False
+        del slot.files[path]
+        with contextlib.suppress(OSError):
+            os.close(kept[0])
+    try:
+        fd, created = os.open(path, flags), False
+    except FileNotFoundError:
+        fd, created = os.open(path, flags | os.O_CREAT, 0o600), True
+    try:
+        slot.files[path] = (fd, os.fstat(fd).st_ino)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, created
+
+
 def _forget_fds() -> None:
     # A forked child must not lock through its parent's open file descriptions (a flock
     # belongs to the description, so both would "hold" it): it opens its own. Thread locks
     # held by the parent's threads are dropped with their slots.
     global _GUARD
     for slot in _SLOTS.values():
-        if slot.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(slot.fd)
+        slot.close_files()
     _SLOTS.clear()
     _HELD.clear()
     _GUARD = threading.Lock()

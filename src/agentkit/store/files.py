@@ -57,7 +57,7 @@ from agentkit.events import Event, EventDraft, now_iso
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import CatchUpTooLarge, EventLog
 from agentkit.store._fileindex import SessionIndex
-from agentkit.store._filepaths import PathCache
+from agentkit.store._filepaths import PathCache, SessionFiles
 from agentkit.store._filerecords import FileRecords
 from agentkit.store._filesession import RecordCache, append_update
 from agentkit.store._fs import (
@@ -275,34 +275,40 @@ class FileStore(FileRecords):
         return await offload(find)
 
     async def touch_session(self, session_id: str) -> None:
-        folder = self._files(session_id).folder
+        files = self._files(session_id)
+        folder = files.folder
 
         def touch() -> None:
             raw = self._records.read(folder)
             if raw is None:
                 raise SessionNotFound(session_id)
-            self._update(folder, raw, updatedAt=now_iso())
+            self._update(files, raw, updatedAt=now_iso())
 
         await self._locked(session_id, touch, inline=not self._fsync)
 
     async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
-        folder = self._files(session_id).folder
+        files = self._files(session_id)
+        folder = files.folder
 
         def rotate() -> bool:
             raw = self._records.read(folder)
             if raw is None or raw.get("tokenHash") != expected_hash:
                 return False
-            self._update(folder, raw, tokenHash=new_hash, updatedAt=now_iso())
+            self._update(files, raw, tokenHash=new_hash, updatedAt=now_iso())
             return True
 
         return await self._locked(session_id, rotate, inline=not self._fsync)
 
-    def _update(self, folder: str, raw: dict[str, Any], **changes: Any) -> None:
+    def _update(self, files: SessionFiles, raw: dict[str, Any], **changes: Any) -> None:
         # One append to `updates.ndjson` (not a new `session.json`: see `_filesession`),
         # carrying every field that ever changes, so its last line alone is current.
         # Written before returning survives a killed process; `fsync` adds a power cut.
         current = {"tokenHash": raw.get("tokenHash"), "updatedAt": raw.get("updatedAt")}
-        append_update(folder, {**current, **changes}, fsync=self._fsync)
+        folder = files.folder
+        inode = self._records.updates_inode(folder)  # `raw` was just read under the lock
+        append_update(
+            folder, {**current, **changes}, fsync=self._fsync, lock=files.lock, inode=inode
+        )
         # The next read (the next follow-up's ownership check) finds it without a parse.
         self._records.wrote(folder, {**raw, **changes})
 
