@@ -55,19 +55,25 @@ class Harness:
         await self.store.close()
 
 
-@pytest.fixture(params=["memory", "files", "dynamodb"])
+# "files-fsync": the file store flushing every write to disk, whose writes take the
+# worker-thread paths (a flush is too slow for the event loop) and the atomic record write.
+@pytest.fixture(params=["memory", "files", "files-fsync", "dynamodb"])
 async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
     clock = FakeClock()
     kind = request.param
     if kind == "memory":
         memory = MemoryStore(clock=clock)
         made = Harness(kind, memory, clock, lambda: memory)
-    elif kind == "files":
+    elif kind in ("files", "files-fsync"):
         from agentkit.store.files import FileStore
 
         root = tmp_path / "state"
+        fsync = kind == "files-fsync"
         made = Harness(
-            kind, FileStore(root, clock=clock), clock, lambda: FileStore(root, clock=clock)
+            kind,
+            FileStore(root, clock=clock, fsync=fsync),
+            clock,
+            lambda: FileStore(root, clock=clock, fsync=fsync),
         )
     else:
         factory = request.getfixturevalue("dynamodb_store_factory")
