@@ -44,6 +44,7 @@ from agentkit.engine.deadline import (
     Deadline,
     turn_limit_message,
 )
+from agentkit.engine.eager import start_task
 from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
@@ -299,12 +300,16 @@ class TurnRunner:
         output, or after `START_FLUSH` seconds if the model is slower than that: a fast step
         costs one write fewer, a slow one still shows on the stream at once."""
         sid = self.d.session.id
-        task = asyncio.ensure_future(model_step(self.d.model, request, sink, self.d.interrupted))
-        self.d.streams[sid] = task
+        task = start_task(model_step(self.d.model, request, sink, self.d.interrupted))
+        # A step that never waited is done already (see `start_task`): nothing to cancel,
+        # nothing to flush early.
+        waits = not task.done()
         flushes: list[asyncio.Task[None]] = []
-        timer = asyncio.get_running_loop().call_later(
-            START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
-        )
+        if waits:
+            self.d.streams[sid] = task
+            timer = asyncio.get_running_loop().call_later(
+                START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
+            )
         try:
             return await task
         except asyncio.CancelledError:
@@ -313,10 +318,11 @@ class TurnRunner:
                 raise TurnInterrupted() from None
             raise
         finally:
-            timer.cancel()
-            if flushes:
-                await flushes[0]
-            self.d.streams.pop(sid, None)
+            if waits:
+                timer.cancel()
+                if flushes:
+                    await flushes[0]
+                self.d.streams.pop(sid, None)
 
     def plan(self, call: Any) -> _Planned:
         entry = self.d.tools.get(call.name)
@@ -371,8 +377,8 @@ class TurnRunner:
 
     async def preemptible(self, calls: list[Coroutine[Any, Any, None]]) -> None:
         """Await `calls` as tasks, watching for an interrupt (see `run_calls`)."""
-        tasks = [asyncio.ensure_future(c) for c in calls]
-        pending: set[asyncio.Future[None]] = set(tasks)
+        tasks = [start_task(c) for c in calls]
+        pending: set[asyncio.Future[None]] = {t for t in tasks if not t.done()}
         deadline: float | None = None
         try:
             while pending:
