@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -313,9 +314,22 @@ def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# The text of the last whole second `now_iso` formatted: (epoch second, "YYYY-MM-DDTHH:MM:SS").
+# Every event is stamped, so the date part is formatted once a second, not once an event.
+_SECOND: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
-    return iso_utc(datetime.now(UTC))
+    """The current UTC time as ISO-8601 with milliseconds and a `Z` (as `iso_utc` writes
+    it; milliseconds are truncated, never rounded up)."""
+    global _SECOND
+    ms = time.time_ns() // 1_000_000
+    second, text = _SECOND
+    if ms // 1000 != second:
+        second = ms // 1000
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND = (second, text)
+    return f"{text}.{ms % 1000:03d}Z"
 
 
 _ENCODER = msgspec.json.Encoder()
