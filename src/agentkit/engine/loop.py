@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices, ToolContext
-from agentkit.costs import PriceTable, add_costs
+from agentkit.costs import add_costs, agent_prices
 from agentkit.engine.agent_tool import run_agent_tool
 from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.budget import (
@@ -55,6 +55,7 @@ from agentkit.engine.tools import (
     Outcome,
     ToolEntry,
     call_workdir,
+    elapsed_ms,
     invoke,
 )
 from agentkit.engine.turns import IN_DOUBT
@@ -145,7 +146,7 @@ class TurnRunner:
         self._order = asyncio.Lock()
         deps.recorder.log = deps.events
         options = deps.manifest.agent.options
-        self.prices = PriceTable.for_agent(options)
+        self.prices = agent_prices(options)
         self.cost: float | None = state.cost_usd
         spend = session_spend(deps.events, state.turn_id)
         self.last_step = spend.last_step  # the estimate of what the next step spends
@@ -256,24 +257,28 @@ class TurnRunner:
         self.cost = add_costs(self.cost, step_cost)
         self.last_step = Spend(tokens(out.usage), step_cost)
         closing = sink.closing(out)
-        done = StepCompleted(
-            step=number,
-            duration_ms=0,
-            usage=out.usage,
-            stop_reason=out.stop_reason,
-            cost_usd=step_cost,
-        )
+
+        def done() -> StepCompleted:  # built when recorded: its duration is up to then
+            return StepCompleted(
+                step=number,
+                duration_ms=elapsed_ms(started),
+                usage=out.usage,
+                stop_reason=out.stop_reason,
+                cost_usd=step_cost,
+            )
+
         if not out.calls:
             self.queued.extend(closing)
-            self.queued.append(_with_duration(done, started))
+            self.queued.append(done())
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
         runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
-        defer_unless_fits(self, runnable, parked, _with_duration(done, started))
+        if self.d.deadline is not None:  # (only a host whose invocations end defers)
+            defer_unless_fits(self, runnable, parked, done())
         await self.run_calls(runnable)
-        return await self.end_step(parked, _with_duration(done, started), out)
+        return await self.end_step(parked, done(), out)
 
     async def end_step(
         self, parked: list[_Planned], done: StepCompleted, out: StepOutput
@@ -596,10 +601,6 @@ def _turn_began(events: list[Event], turn_id: str) -> float | None:
 
 
 _RUN_CLOCK_STARTS = (EventType.TURN_STARTED, EventType.ACTION_APPROVAL_RESOLVED)
-
-
-def _with_duration(done: StepCompleted, started: float) -> StepCompleted:
-    return done.model_copy(update={"duration_ms": int((time.perf_counter() - started) * 1000)})
 
 
 def _error(call: ActionCall, message: str) -> ActionResult:
