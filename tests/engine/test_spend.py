@@ -83,3 +83,13 @@ def test_a_different_stream_of_the_same_session_is_added_afresh() -> None:
 
     assert session_spend(rewritten, "turn_3") == from_scratch(rewritten, "turn_3")
     assert session_spend(rewritten, "turn_3").before.tokens == 119
+
+
+def test_only_turn_and_session_limits_make_the_spend_count() -> None:
+    from agentkit.costs import Budget
+    from agentkit.engine.budget import limits_spend
+
+    assert not limits_spend(Budget())
+    assert not limits_spend(Budget(principal_daily_tokens=10, principal_daily_usd=1.0))
+    for limit in ("turn_tokens", "turn_usd", "session_tokens", "session_usd"):
+        assert limits_spend(Budget(**{limit: 1})), limit

@@ -151,6 +151,17 @@ def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
     return ledger.spend(turn_id)
 
 
+def limits_spend(budget: Budget) -> bool:
+    """Whether `budget` limits a turn or a session (what `BudgetCheck` checks; the daily
+    limits per principal are checked when a message arrives)."""
+    return (
+        budget.turn_tokens is not None
+        or budget.turn_usd is not None
+        or budget.session_tokens is not None
+        or budget.session_usd is not None
+    )
+
+
 class BudgetCheck:
     """The single budget chokepoint of one turn."""
 
@@ -249,6 +260,7 @@ __all__ = [
     "Spend",
     "Verdict",
     "is_budget_question",
+    "limits_spend",
     "parse_budget",
     "session_spend",
     "tokens",

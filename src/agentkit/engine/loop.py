@@ -29,8 +29,10 @@ from agentkit.engine.budget import (
     BUDGET_TIMEOUT_PRINCIPAL,
     BudgetCheck,
     GuardedModel,
+    SessionSpend,
     Spend,
     is_budget_question,
+    limits_spend,
     parse_budget,
     session_spend,
     tokens,
@@ -148,9 +150,15 @@ class TurnRunner:
         options = deps.manifest.agent.options
         self.prices = agent_prices(options)
         self.cost: float | None = state.cost_usd
-        spend = session_spend(deps.events, state.turn_id)
+        budget = parse_budget(options.get("budget"))
+        # With no turn or session limit, what was spent decides nothing: not added up.
+        spend = (
+            session_spend(deps.events, state.turn_id)
+            if limits_spend(budget)
+            else SessionSpend(Spend(), Spend(), 0, 0)
+        )
         self.last_step = spend.last_step  # the estimate of what the next step spends
-        self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
+        self.budget = BudgetCheck(budget, spend)
         # Subagents running right now, by call id: parallel ones share the turn's budget,
         # so each budget check counts what all of them have spent so far.
         self.subagents_running: dict[str, GuardedModel] = {}
@@ -158,6 +166,7 @@ class TurnRunner:
         self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
+        self.session_info = session_info(deps.session)  # what each tool call is told
 
     # ---- recording -----------------------------------------------------------------
 
@@ -432,7 +441,7 @@ class TurnRunner:
             )
         workdir = call_workdir(self.d.state_root, call.call_id)
         ctx = CallContext(
-            session=replace(session_info(s), abs=dict(self.d.abs)),
+            session=replace(self.session_info, abs=dict(self.d.abs)),  # its own arms dict
             host=self.d.host,
             call_id=call.call_id,
             tool_name=call.tool_name,
