@@ -77,6 +77,23 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
+        # Adding nothing is common (a turn's first step, a usage counted once): the other
+        # side as it is, instead of a new equal one (usages are immutable).
+        if type(self) is Usage and type(other) is Usage:
+            if not (
+                other.input_tokens
+                or other.output_tokens
+                or other.cache_read_tokens
+                or other.cache_write_tokens
+            ):
+                return self
+            if not (
+                self.input_tokens
+                or self.output_tokens
+                or self.cache_read_tokens
+                or self.cache_write_tokens
+            ):
+                return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,

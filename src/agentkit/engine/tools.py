@@ -160,6 +160,12 @@ def _arity(fn: Callable[..., Any]) -> int:
     return len(positional)
 
 
+@functools.lru_cache(maxsize=512)
+def _is_async(fn: Callable[..., Any]) -> bool:
+    # Cached per handler, as `_arity` is: a handler's kind does not change.
+    return inspect.iscoroutinefunction(fn)
+
+
 async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float) -> Outcome:
     """Run a server or built-in tool with a timeout; failures become error outcomes."""
     started = time.perf_counter()
@@ -172,7 +178,7 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
         return Outcome(True, error=f"tool {entry.name!r} has no handler on this host")
     args: tuple[Any, ...] = (value, ctx)[: _arity(fn)]
     try:
-        if inspect.iscoroutinefunction(fn):
+        if _is_async(fn):
             result = await asyncio.wait_for(fn(*args), timeout)
         else:
             # The tool pool, not the default executor: an abandoned call (timed out or
@@ -208,7 +214,12 @@ def call_workdir(root: Path, call_id: str) -> Path:
     Call ids come from the model provider, so any id that is not a plain name is hashed
     before it becomes a folder name."""
     name = call_id if is_valid_name(call_id) else hashlib.sha256(call_id.encode()).hexdigest()
-    return root / "tool-calls" / name
+    return _calls_dir(root) / name
+
+
+@functools.lru_cache(maxsize=64)
+def _calls_dir(root: Path) -> Path:
+    return root / "tool-calls"  # (joining paths is slow enough to count in a turn)
 
 
 class CallContext(ToolContext):
