@@ -64,7 +64,12 @@ class Payload(BaseModel):
     type: ClassVar[EventType]
 
     def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        # `model_dump(by_alias=True, exclude_none=True, mode="json")`, without its wrapper:
+        # every recorded event is dumped once.
+        out: dict[str, Any] = self.__pydantic_serializer__.to_python(
+            self, by_alias=True, exclude_none=True, mode="json"
+        )
+        return out
 
 
 class Usage(BaseModel):

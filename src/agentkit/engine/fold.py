@@ -30,7 +30,11 @@ def result_text(result: Any) -> str:
     """How a tool's result is shown to the model: strings as they are, the rest as JSON."""
     if isinstance(result, str):
         return result
-    return json.dumps(result, ensure_ascii=False, default=str)
+    return _RESULTS.encode(result)
+
+
+# `json.dumps(result, ensure_ascii=False, default=str)` builds this encoder on every call.
+_RESULTS = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class _Conversation:

@@ -157,10 +157,12 @@ def _interrupt_check(
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
+    this_turn = f"{session_id}#{turn_id}"  # see `runtime.stop_key`
 
     async def check() -> bool:
         nonlocal last
-        if session_id in rt.local_stop or f"{session_id}#{turn_id}" in rt.local_stop:
+        stops = rt.local_stop
+        if stops and (session_id in stops or this_turn in stops):
             return True
         now = time.monotonic()
         if now - last < STORE_INTERRUPT_POLL:

@@ -24,6 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import ToolDefinition
+from agentkit.engine.eager import start_task
 from agentkit.engine.toolpool import PoolSaturated, tool_pool
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
@@ -179,7 +180,15 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
     args: tuple[Any, ...] = (value, ctx)[: _arity(fn)]
     try:
         if _is_async(fn):
-            result = await asyncio.wait_for(fn(*args), timeout)
+            # A handler that never waits is done as soon as it starts (see `start_task`):
+            # no timer for it. The time it took counts toward its timeout either way.
+            deadline = asyncio.get_running_loop().time() + timeout
+            call = start_task(fn(*args))
+            if call.done():
+                result = call.result()
+            else:
+                remaining = deadline - asyncio.get_running_loop().time()
+                result = await asyncio.wait_for(call, remaining)
         else:
             # The tool pool, not the default executor: an abandoned call (timed out or
             # stopped) keeps its thread there, never one the store or server needs.
