@@ -23,6 +23,7 @@ from agentkit.models.base import (
 )
 
 MISSING_RESULT = "no result was recorded for this tool call"
+_NO_USAGE = Usage()  # usages are immutable: one zero serves every fold
 BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
 
 
@@ -189,7 +190,7 @@ class TurnState:
     terminal: bool = False
     steps: int = 0
     step_open: bool = False
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: _NO_USAGE)
     pending: dict[str, PendingCall] = field(default_factory=dict)
     message: str | None = None
     cost_usd: float | None = 0.0  # None once a step's price was unknown
@@ -218,7 +219,7 @@ def _cost(data: dict[str, Any]) -> float | None:
 
 
 def _usage(raw: Any) -> Usage:
-    return Usage.model_validate(raw) if isinstance(raw, dict) else Usage()
+    return Usage.model_validate(raw) if isinstance(raw, dict) else _NO_USAGE
 
 
 def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
