@@ -408,7 +408,7 @@ async def main(rounds: int, turns: int, only: str | None = None) -> None:
         others = [v for n, v in medians.items() if not n.startswith(("agentkit", "hand"))]
         fastest = min(others) if others else None
         ours = medians.get("agentkit (file store)")
-        print(f"{"framework":<28}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
+        print(f"{'framework':<28}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
         for name, med in sorted(medians.items(), key=lambda kv: kv[1]):
             ratio = f"{med / ours:.2f}x" if ours else "-"
             print(f"{name:<28}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
