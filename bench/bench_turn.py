@@ -12,7 +12,7 @@ file store at most 0.5x Strands' in-memory turn, a new session with its first tu
 0.8x. Each ratio is printed twice: of the medians, and paired (the median over rounds of
 the ratio within a round), which a machine whose load changes between rounds disturbs less.
 
-    python bench/bench_turn.py [--rounds 25] [--turns 20] [--only "agentkit"] [--no-install]
+    python bench/bench_turn.py [--rounds 25] [--turns 20] [--only "memory,strands"] [--no-install]
 """
 
 from __future__ import annotations
@@ -366,11 +366,16 @@ async def setup_ours_memory(tmp: Path) -> Runner:
     return await setup_ours(tmp, memory=True)
 
 
+async def setup_ours_memory_follow_up(tmp: Path) -> Runner:
+    return await setup_ours(tmp, follow_up=True, memory=True)
+
+
 CONTENDERS: list[tuple[str, Callable[[Path], Awaitable[Runner]]]] = [
     ("agentkit (file store)", setup_ours),
     ("agentkit follow-up (file)", setup_ours_follow_up),
     ("agentkit run_turn (file)", setup_ours_turn_only),
     ("agentkit (memory store)", setup_ours_memory),
+    ("agentkit follow-up (memory)", setup_ours_memory_follow_up),
     ("pydantic-ai", setup_pydantic_ai),
     ("openai-agents", setup_openai_agents),
     ("strands", setup_strands),
@@ -383,7 +388,7 @@ async def main(rounds: int, turns: int, only: str | None = None) -> None:
         tmp = Path(raw)
         runners: dict[str, Runner] = {}
         for name, setup in CONTENDERS:
-            if only is not None and only not in name:
+            if only is not None and not any(part in name for part in only.split(",")):
                 continue
             try:
                 runner = await setup(tmp)
@@ -403,10 +408,10 @@ async def main(rounds: int, turns: int, only: str | None = None) -> None:
         others = [v for n, v in medians.items() if not n.startswith(("agentkit", "hand"))]
         fastest = min(others) if others else None
         ours = medians.get("agentkit (file store)")
-        print(f"{'framework':<24}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
+        print(f"{'framework':<28}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
         for name, med in sorted(medians.items(), key=lambda kv: kv[1]):
             ratio = f"{med / ours:.2f}x" if ours else "-"
-            print(f"{name:<24}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
+            print(f"{name:<28}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
         if fastest:
             for name, med in medians.items():
                 if name.startswith("agentkit"):
@@ -439,7 +444,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--turns", type=int, default=20)
-    parser.add_argument("--only", help="run only the contenders whose name contains this")
+    parser.add_argument(
+        "--only",
+        help="run only the contenders whose name contains this (or, comma-separated, any of these)",
+    )
     parser.add_argument("--no-install", action="store_true", help="never install strands")
     ns = parser.parse_args()
     ensure_strands(not ns.no_install)

@@ -138,6 +138,8 @@ class PriceTable:
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self._prices: dict[str, Price] = dict(DEFAULT_PRICES)
         self._prices.update(overrides or {})
+        # Lookups by model id: the table never changes, and a turn prices every step.
+        self._found: dict[str, Price | None] = {}
 
     @classmethod
     def for_agent(cls, options: Mapping[str, Any] | None = None) -> PriceTable:
@@ -154,6 +156,16 @@ class PriceTable:
         """The price of a model, or None when it is not known."""
         if not model_id:
             return None
+        try:
+            return self._found[model_id]
+        except KeyError:
+            pass
+        found = self._lookup(model_id)
+        if len(self._found) < _LOOKUPS_KEPT:
+            self._found[model_id] = found
+        return found
+
+    def _lookup(self, model_id: str) -> Price | None:
         exact = self._prices.get(model_id)
         if exact is not None:
             return exact
@@ -167,6 +179,38 @@ class PriceTable:
         """Dollars for `usage` on `model_id`; None when the price is unknown."""
         price = self.price(model_id)
         return price.cost(usage) if price is not None else None
+
+
+_LOOKUPS_KEPT = 256
+# The tables agents run with, by `id` of their options (kept in the entry, so the id is not
+# reused while it is cached), with the prices file and its stat they were built from.
+_AGENT_TABLES: dict[int, tuple[object, str | None, tuple[int, int, int] | None, PriceTable]] = {}
+_AGENT_TABLES_KEPT = 64
+
+
+def agent_prices(options: Mapping[str, Any] | None = None) -> PriceTable:
+    """`PriceTable.for_agent(options)`, built once per options object and prices file.
+
+    A turn prices its steps with this: the table is built again only when the agent's
+    options are another object (a reloaded agent), `AGENTKIT_PRICES_FILE` names another
+    file, or that file changed (its modification time, size or inode). Options are read,
+    never changed in place, by the engine."""
+    path = os.environ.get(PRICES_FILE_ENV) or None
+    stamp: tuple[int, int, int] | None = None
+    if path is not None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return PriceTable.for_agent(options)  # which says what is wrong with the file
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = _AGENT_TABLES.get(id(options))
+    if cached is not None and cached[0] is options and cached[1] == path and cached[2] == stamp:
+        return cached[3]
+    table = PriceTable.for_agent(options)
+    if len(_AGENT_TABLES) >= _AGENT_TABLES_KEPT:
+        _AGENT_TABLES.clear()
+    _AGENT_TABLES[id(options)] = (options, path, stamp, table)
+    return table
 
 
 _BUDGET_KEYS = (
@@ -234,6 +278,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "add_costs",
+    "agent_prices",
     "parse_budget",
     "parse_prices",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -63,7 +64,12 @@ class Payload(BaseModel):
     type: ClassVar[EventType]
 
     def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        # `model_dump(by_alias=True, exclude_none=True, mode="json")`, without its wrapper:
+        # every recorded event is dumped once.
+        out: dict[str, Any] = self.__pydantic_serializer__.to_python(
+            self, by_alias=True, exclude_none=True, mode="json"
+        )
+        return out
 
 
 class Usage(BaseModel):
@@ -76,6 +82,23 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
+        # Adding nothing is common (a turn's first step, a usage counted once): the other
+        # side as it is, instead of a new equal one (usages are immutable).
+        if type(self) is Usage and type(other) is Usage:
+            if not (
+                other.input_tokens
+                or other.output_tokens
+                or other.cache_read_tokens
+                or other.cache_write_tokens
+            ):
+                return self
+            if not (
+                self.input_tokens
+                or self.output_tokens
+                or self.cache_read_tokens
+                or self.cache_write_tokens
+            ):
+                return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -313,9 +336,22 @@ def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# The text of the last whole second `now_iso` formatted: (epoch second, "YYYY-MM-DDTHH:MM:SS").
+# Every event is stamped, so the date part is formatted once a second, not once an event.
+_SECOND: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """The current UTC time as ISO-8601 with milliseconds and a `Z`."""
-    return iso_utc(datetime.now(UTC))
+    """The current UTC time as ISO-8601 with milliseconds and a `Z` (as `iso_utc` writes
+    it; milliseconds are truncated, never rounded up)."""
+    global _SECOND
+    ms = time.time_ns() // 1_000_000
+    second, text = _SECOND
+    if ms // 1000 != second:
+        second = ms // 1000
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND = (second, text)
+    return f"{text}.{ms % 1000:03d}Z"
 
 
 _ENCODER = msgspec.json.Encoder()

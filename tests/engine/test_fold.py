@@ -71,3 +71,31 @@ def test_a_different_stream_of_the_same_session_is_folded_afresh() -> None:
     )
 
     assert fold_conversation(rewritten)[0] == UserMessage("other")
+
+
+def test_a_shorter_stream_after_a_longer_one_folds_as_a_fresh_fold_would() -> None:
+    fold_conversation(THREE_TURNS)
+    prefix = THREE_TURNS[:6]
+
+    assert fold_conversation(prefix) == fold_from_scratch(prefix)
+
+
+def test_an_open_call_closed_for_one_fold_gets_its_real_result_in_the_next() -> None:
+    # The first fold answers the open call c1 with an error result (so the model sees a
+    # well-formed dialogue); that answer must not stay in what is kept for the next fold.
+    growing = list(THREE_TURNS[:3])
+    first = fold_conversation(growing)
+    assert first[-1] == ToolResultMessage(
+        "c1", "t", "no result was recorded for this tool call", True
+    )
+
+    growing.append(THREE_TURNS[3])
+    assert fold_conversation(growing)[-1] == ToolResultMessage("c1", "t", "2")
+
+
+def test_changing_a_returned_fold_does_not_change_the_next() -> None:
+    first = fold_conversation(THREE_TURNS)
+    expected = list(first)
+    first.clear()
+
+    assert fold_conversation(THREE_TURNS) == expected

@@ -71,3 +71,16 @@ async def test_the_catalogued_script_runs_by_hand_from_the_workspace(env: Env) -
         "result": {"wrote": "by-hand.txt", "cwd_has_agents_md": True},
     }
     assert (workspace / "by-hand.txt").read_text() == "typed"
+
+
+def test_a_memory_store_workspace_follows_the_state_root(project: Path, tmp_path: Path) -> None:
+    from agentkit.engine.runtime import AgentRuntime
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.store.memory import MemoryStore
+
+    bundle = AgentBundle.discover(project)
+    rt = AgentRuntime(bundle, MemoryStore(), state_root=tmp_path / "one")
+    session_id = "ses_" + "w" * 22
+    assert rt.workspace(session_id) == tmp_path / "one" / "sessions" / session_id / "workspace"
+    rt.state_root = tmp_path / "two"  # the path computed before must not be served again
+    assert rt.workspace(session_id) == tmp_path / "two" / "sessions" / session_id / "workspace"

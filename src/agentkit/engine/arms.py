@@ -84,6 +84,8 @@ class Arms:
     @classmethod
     def of(cls, events: Iterable[Event], defs: Mapping[str, AbDefinition]) -> Arms:
         chosen = assignments(events)
+        if not chosen:  # most sessions: in no experiment
+            return cls(abs=chosen)
         picked: list[Variant] = []
         for name in sorted(chosen):
             ab = defs.get(name)

@@ -14,8 +14,8 @@ in the system prompt so it can wrap up.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.costs import Budget, add_costs, parse_budget
@@ -77,30 +77,89 @@ def _usage(raw: Any) -> Usage:
     return Usage.model_validate(raw) if isinstance(raw, dict) else Usage()
 
 
-def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
-    """What the session's events say about spending so far."""
-    spent = Spend()
-    last_step: dict[str, Any] | None = None
-    session_grants = turn_grants = 0
-    for ev in events:
+@dataclass(slots=True)
+class _Ledger:
+    """What a stretch of a session's events says about spending, whichever turn asks."""
+
+    ended: list[tuple[str | None, Usage, float | None]] = field(default_factory=list)
+    """(turn id, usage, cost) of every `turn.completed`/`turn.failed`, in order."""
+    last_step: dict[str, Any] | None = None  # the data of the latest `step.completed`
+    grants: list[str | None] = field(default_factory=list)  # turn ids of budget approvals
+
+    def copy(self) -> _Ledger:
+        return _Ledger(list(self.ended), self.last_step, list(self.grants))
+
+    def add(self, ev: Event) -> None:
         t, d = ev.type, ev.data
         if t == EventType.STEP_COMPLETED:
-            last_step = d  # only the latest counts: parsed once, after the loop
-        elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED) and ev.turn_id != turn_id:
-            spent = spent.plus(_usage(d.get("usage")), _cost(d.get("costUsd")))
+            self.last_step = d  # only the latest counts: parsed when asked
+        elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
+            self.ended.append((ev.turn_id, _usage(d.get("usage")), _cost(d.get("costUsd"))))
         elif (
             t == EventType.ACTION_APPROVAL_RESOLVED
             and str(d.get("callId", "")).startswith(BUDGET_CALL_PREFIX)
             and d.get("decision") == "approve"
         ):
-            session_grants += 1
-            turn_grants += ev.turn_id == turn_id
-    last = (
-        Spend()
-        if last_step is None
-        else Spend().plus(_usage(last_step.get("usage")), _cost(last_step.get("costUsd")))
+            self.grants.append(ev.turn_id)
+
+    def spend(self, turn_id: str) -> SessionSpend:
+        spent = Spend()
+        for ended_turn, usage, cost in self.ended:
+            if ended_turn != turn_id:
+                spent = spent.plus(usage, cost)
+        last_step = self.last_step
+        last = (
+            Spend()
+            if last_step is None
+            else Spend().plus(_usage(last_step.get("usage")), _cost(last_step.get("costUsd")))
+        )
+        turn_grants = sum(1 for granted in self.grants if granted == turn_id)
+        return SessionSpend(spent, last, len(self.grants), turn_grants)
+
+
+# session id -> (events added up, the last of them, the ledger so far); carried on while the
+# stream passed in is the one it came from, as `fold_conversation` does.
+_LEDGERS: dict[str, tuple[int, Event, _Ledger]] = {}
+_LEDGERS_KEPT = 256
+
+
+def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
+    """What the session's events say about spending so far (for the turn `turn_id`).
+
+    A turn asks this when it starts, over every event of the session: the sums of the
+    events it saw before are kept per session, and only the events since are added."""
+    if not isinstance(events, Sequence) or not events:
+        ledger = _Ledger()
+        for ev in events:
+            ledger.add(ev)
+        return ledger.spend(turn_id)
+    count = len(events)
+    last = events[count - 1]
+    cached = _LEDGERS.get(last.session_id)
+    if cached is not None and cached[0] <= count and events[cached[0] - 1] is cached[1]:
+        done, _, kept = cached
+        ledger = kept if done == count else kept.copy()
+        for ev in events[done:]:
+            ledger.add(ev)
+    else:
+        ledger = _Ledger()
+        for ev in events:
+            ledger.add(ev)
+    if len(_LEDGERS) >= _LEDGERS_KEPT and last.session_id not in _LEDGERS:
+        _LEDGERS.clear()
+    _LEDGERS[last.session_id] = (count, last, ledger)
+    return ledger.spend(turn_id)
+
+
+def limits_spend(budget: Budget) -> bool:
+    """Whether `budget` limits a turn or a session (what `BudgetCheck` checks; the daily
+    limits per principal are checked when a message arrives)."""
+    return (
+        budget.turn_tokens is not None
+        or budget.turn_usd is not None
+        or budget.session_tokens is not None
+        or budget.session_usd is not None
     )
-    return SessionSpend(spent, last, session_grants, turn_grants)
 
 
 class BudgetCheck:
@@ -201,6 +260,7 @@ __all__ = [
     "Spend",
     "Verdict",
     "is_budget_question",
+    "limits_spend",
     "parse_budget",
     "session_spend",
     "tokens",

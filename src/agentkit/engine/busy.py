@@ -45,16 +45,15 @@ def agent_on_busy(manifest: Any) -> OnBusy:
 
 def pending_queue(events: list[Event]) -> list[Event]:
     """`message.queued` events not yet accepted as a turn, oldest first."""
+    queued = [e for e in events if e.type == EventType.MESSAGE_QUEUED]
+    if not queued:  # the usual case, looked at after every turn
+        return []
     accepted = {
         e.data.get("queueId")
         for e in events
         if e.type == EventType.MESSAGE_RECEIVED and e.data.get("queueId")
     }
-    return [
-        e
-        for e in events
-        if e.type == EventType.MESSAGE_QUEUED and e.data.get("queueId") not in accepted
-    ]
+    return [e for e in queued if e.data.get("queueId") not in accepted]
 
 
 async def accept_when_idle(

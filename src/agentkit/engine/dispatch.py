@@ -51,7 +51,11 @@ class LocalDispatcher:
     async def drain(self) -> None:
         """Wait for every dispatched turn, including ones dispatched while waiting."""
         while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            tasks = list(self._tasks)
+            await asyncio.gather(*tasks, return_exceptions=True)
+            # Forgotten here too, not only by their done callbacks: those run on a later
+            # pass of the loop, and a gather of finished tasks never yields to it (3.12).
+            self._tasks.difference_update(tasks)
 
     async def close(self) -> None:
         """Cancel turns still running (the lease expiry and recovery handle the rest)."""

@@ -23,6 +23,7 @@ from agentkit.models.base import (
 )
 
 MISSING_RESULT = "no result was recorded for this tool call"
+_NO_USAGE = Usage()  # usages are immutable: one zero serves every fold
 BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
 
 
@@ -30,10 +31,16 @@ def result_text(result: Any) -> str:
     """How a tool's result is shown to the model: strings as they are, the rest as JSON."""
     if isinstance(result, str):
         return result
-    return json.dumps(result, ensure_ascii=False, default=str)
+    return _RESULTS.encode(result)
+
+
+# `json.dumps(result, ensure_ascii=False, default=str)` builds this encoder on every call.
+_RESULTS = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class _Conversation:
+    __slots__ = ("_calls", "_open_calls", "_reasoning", "_signature", "_text", "messages")
+
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self._text: str = ""
@@ -41,6 +48,19 @@ class _Conversation:
         self._signature: str | None = None
         self._calls: list[ToolCall] = []
         self._open_calls: dict[str, str] = {}  # call id -> tool name, awaiting a result
+
+    def copy(self) -> _Conversation:
+        """An independent copy (the messages themselves are immutable and shared)."""
+        other = _Conversation.__new__(_Conversation)
+        other.messages = list(self.messages)
+        other._text, other._reasoning, other._signature = (
+            self._text,
+            self._reasoning,
+            self._signature,
+        )
+        other._calls = list(self._calls)
+        other._open_calls = dict(self._open_calls)
+        return other
 
     def flush(self) -> None:
         if self._text or self._reasoning or self._calls:
@@ -105,39 +125,44 @@ def _fold(events: Iterable[Event]) -> list[Message]:
     return conv.messages
 
 
-# session id -> (split, the event just before it, the fold of everything before it)
-_PREFIXES: dict[str, tuple[int, Event, list[Message]]] = {}
-_PREFIXES_KEPT = 256
+# session id -> (events folded, the last of them, the fold so far: open, never closed)
+_FOLDS: dict[str, tuple[int, Event, _Conversation]] = {}
+_FOLDS_KEPT = 256
 
 
 def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message]:
     """The model's view of a session: user messages, assistant steps, tool results.
 
-    A `message.received` closes everything before it (open calls get their error result),
-    so the fold of a stream is the fold of what precedes its last message plus the fold of
-    the rest. The part before is kept per session and reused while the stream it came from
-    is the one passed in (the same event objects, as the stores' caches and a running turn
-    hand out): each step of a long conversation then folds only the current turn.
+    The fold goes event by event, so the fold of a stream is the fold of a prefix carried on
+    with the rest. The state after the last call is kept per session and carried on while
+    the stream passed in is the one it came from (it still holds the same event object at
+    the same place, as the stores' caches and a running turn hand out): each step of a
+    long conversation then folds only the events recorded since the step before.
     """
-    if not isinstance(events, Sequence):
+    if not isinstance(events, Sequence) or not events:
         return _fold(events)
-    split = len(events) - 1
-    while split > 0 and events[split].type != EventType.MESSAGE_RECEIVED:
-        split -= 1
-    if split <= 0:
-        return _fold(events)
-    session_id = events[0].session_id
-    cached = _PREFIXES.get(session_id)
-    if cached is not None and cached[0] <= split and events[cached[0] - 1] is cached[1]:
-        done, _, head = cached
-        if done < split:
-            head = head + _fold(events[done:split])
+    count = len(events)
+    last = events[count - 1]
+    session_id = last.session_id
+    cached = _FOLDS.get(session_id)
+    if cached is not None and cached[0] <= count and events[cached[0] - 1] is cached[1]:
+        done, _, kept = cached
+        if done == count:
+            conv = kept  # nothing new: the kept state stays as it is
+        else:
+            conv = kept.copy()
+            for ev in events[done:]:
+                conv.add(ev)
     else:
-        head = _fold(events[:split])
-    if len(_PREFIXES) >= _PREFIXES_KEPT:
-        _PREFIXES.clear()
-    _PREFIXES[session_id] = (split, events[split - 1], head)
-    return head + _fold(events[split:])
+        conv = _Conversation()
+        for ev in events:
+            conv.add(ev)
+    if len(_FOLDS) >= _FOLDS_KEPT and session_id not in _FOLDS:
+        _FOLDS.clear()
+    _FOLDS[session_id] = (count, last, conv)
+    out = conv.copy()  # closing the open calls must not change the kept state
+    out.close_calls()
+    return out.messages
 
 
 @dataclass(slots=True)
@@ -165,7 +190,7 @@ class TurnState:
     terminal: bool = False
     steps: int = 0
     step_open: bool = False
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: _NO_USAGE)
     pending: dict[str, PendingCall] = field(default_factory=dict)
     message: str | None = None
     cost_usd: float | None = 0.0  # None once a step's price was unknown
@@ -194,7 +219,7 @@ def _cost(data: dict[str, Any]) -> float | None:
 
 
 def _usage(raw: Any) -> Usage:
-    return Usage.model_validate(raw) if isinstance(raw, dict) else Usage()
+    return Usage.model_validate(raw) if isinstance(raw, dict) else _NO_USAGE
 
 
 def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices, ToolContext
-from agentkit.costs import PriceTable, add_costs
+from agentkit.costs import add_costs, agent_prices
 from agentkit.engine.agent_tool import run_agent_tool
 from agentkit.engine.approvals import DENIED, arguments_digest
 from agentkit.engine.budget import (
@@ -29,8 +29,10 @@ from agentkit.engine.budget import (
     BUDGET_TIMEOUT_PRINCIPAL,
     BudgetCheck,
     GuardedModel,
+    SessionSpend,
     Spend,
     is_budget_question,
+    limits_spend,
     parse_budget,
     session_spend,
     tokens,
@@ -44,6 +46,7 @@ from agentkit.engine.deadline import (
     Deadline,
     turn_limit_message,
 )
+from agentkit.engine.eager import start_task
 from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
@@ -54,6 +57,7 @@ from agentkit.engine.tools import (
     Outcome,
     ToolEntry,
     call_workdir,
+    elapsed_ms,
     invoke,
 )
 from agentkit.engine.turns import IN_DOUBT
@@ -144,11 +148,17 @@ class TurnRunner:
         self._order = asyncio.Lock()
         deps.recorder.log = deps.events
         options = deps.manifest.agent.options
-        self.prices = PriceTable.for_agent(options)
+        self.prices = agent_prices(options)
         self.cost: float | None = state.cost_usd
-        spend = session_spend(deps.events, state.turn_id)
+        budget = parse_budget(options.get("budget"))
+        # With no turn or session limit, what was spent decides nothing: not added up.
+        spend = (
+            session_spend(deps.events, state.turn_id)
+            if limits_spend(budget)
+            else SessionSpend(Spend(), Spend(), 0, 0)
+        )
         self.last_step = spend.last_step  # the estimate of what the next step spends
-        self.budget = BudgetCheck(parse_budget(options.get("budget")), spend)
+        self.budget = BudgetCheck(budget, spend)
         # Subagents running right now, by call id: parallel ones share the turn's budget,
         # so each budget check counts what all of them have spent so far.
         self.subagents_running: dict[str, GuardedModel] = {}
@@ -156,6 +166,7 @@ class TurnRunner:
         self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
+        self.session_info = session_info(deps.session)  # what each tool call is told
 
     # ---- recording -----------------------------------------------------------------
 
@@ -255,24 +266,28 @@ class TurnRunner:
         self.cost = add_costs(self.cost, step_cost)
         self.last_step = Spend(tokens(out.usage), step_cost)
         closing = sink.closing(out)
-        done = StepCompleted(
-            step=number,
-            duration_ms=0,
-            usage=out.usage,
-            stop_reason=out.stop_reason,
-            cost_usd=step_cost,
-        )
+
+        def done() -> StepCompleted:  # built when recorded: its duration is up to then
+            return StepCompleted(
+                step=number,
+                duration_ms=elapsed_ms(started),
+                usage=out.usage,
+                stop_reason=out.stop_reason,
+                cost_usd=step_cost,
+            )
+
         if not out.calls:
             self.queued.extend(closing)
-            self.queued.append(_with_duration(done, started))
+            self.queued.append(done())
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
         runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
-        defer_unless_fits(self, runnable, parked, _with_duration(done, started))
+        if self.d.deadline is not None:  # (only a host whose invocations end defers)
+            defer_unless_fits(self, runnable, parked, done())
         await self.run_calls(runnable)
-        return await self.end_step(parked, _with_duration(done, started), out)
+        return await self.end_step(parked, done(), out)
 
     async def end_step(
         self, parked: list[_Planned], done: StepCompleted, out: StepOutput
@@ -299,12 +314,16 @@ class TurnRunner:
         output, or after `START_FLUSH` seconds if the model is slower than that: a fast step
         costs one write fewer, a slow one still shows on the stream at once."""
         sid = self.d.session.id
-        task = asyncio.ensure_future(model_step(self.d.model, request, sink, self.d.interrupted))
-        self.d.streams[sid] = task
+        task = start_task(model_step(self.d.model, request, sink, self.d.interrupted))
+        # A step that never waited is done already (see `start_task`): nothing to cancel,
+        # nothing to flush early.
+        waits = not task.done()
         flushes: list[asyncio.Task[None]] = []
-        timer = asyncio.get_running_loop().call_later(
-            START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
-        )
+        if waits:
+            self.d.streams[sid] = task
+            timer = asyncio.get_running_loop().call_later(
+                START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
+            )
         try:
             return await task
         except asyncio.CancelledError:
@@ -313,10 +332,11 @@ class TurnRunner:
                 raise TurnInterrupted() from None
             raise
         finally:
-            timer.cancel()
-            if flushes:
-                await flushes[0]
-            self.d.streams.pop(sid, None)
+            if waits:
+                timer.cancel()
+                if flushes:
+                    await flushes[0]
+                self.d.streams.pop(sid, None)
 
     def plan(self, call: Any) -> _Planned:
         entry = self.d.tools.get(call.name)
@@ -371,8 +391,8 @@ class TurnRunner:
 
     async def preemptible(self, calls: list[Coroutine[Any, Any, None]]) -> None:
         """Await `calls` as tasks, watching for an interrupt (see `run_calls`)."""
-        tasks = [asyncio.ensure_future(c) for c in calls]
-        pending: set[asyncio.Future[None]] = set(tasks)
+        tasks = [start_task(c) for c in calls]
+        pending: set[asyncio.Future[None]] = {t for t in tasks if not t.done()}
         deadline: float | None = None
         try:
             while pending:
@@ -421,7 +441,7 @@ class TurnRunner:
             )
         workdir = call_workdir(self.d.state_root, call.call_id)
         ctx = CallContext(
-            session=replace(session_info(s), abs=dict(self.d.abs)),
+            session=replace(self.session_info, abs=dict(self.d.abs)),  # its own arms dict
             host=self.d.host,
             call_id=call.call_id,
             tool_name=call.tool_name,
@@ -590,10 +610,6 @@ def _turn_began(events: list[Event], turn_id: str) -> float | None:
 
 
 _RUN_CLOCK_STARTS = (EventType.TURN_STARTED, EventType.ACTION_APPROVAL_RESOLVED)
-
-
-def _with_duration(done: StepCompleted, started: float) -> StepCompleted:
-    return done.model_copy(update={"duration_ms": int((time.perf_counter() - started) * 1000)})
 
 
 def _error(call: ActionCall, message: str) -> ActionResult:

@@ -51,7 +51,8 @@ async def run_turn(
     holder = f"{turn_id}:{secrets.token_hex(6)}"
     if not await rt.store.acquire_lease(session_id, holder, rt.lease_ttl):
         return
-    renewer = asyncio.create_task(_renew(rt, session_id, holder))
+    # Once the lease is lost, someone else owns the turn: it stops at its next safe point.
+    renewer = LeaseKeeper(rt, session_id, holder, on_lost=lambda: rt.local_stop.add(session_id))
     rt.running.add(session_id)
     rt.running_turns[session_id] = turn_id
     continued: Continuation | None = None
@@ -80,9 +81,7 @@ async def run_turn(
         continued = None
         log.warning("turn %s lost its lease to another worker; it stops here", turn_id)
     finally:
-        renewer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await renewer
+        await renewer.stop()
         rt.running.discard(session_id)
         rt.running_turns.pop(session_id, None)
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
@@ -158,10 +157,12 @@ def _interrupt_check(
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
+    this_turn = f"{session_id}#{turn_id}"  # see `runtime.stop_key`
 
     async def check() -> bool:
         nonlocal last
-        if session_id in rt.local_stop or f"{session_id}#{turn_id}" in rt.local_stop:
+        stops = rt.local_stop
+        if stops and (session_id in stops or this_turn in stops):
             return True
         now = time.monotonic()
         if now - last < STORE_INTERRUPT_POLL:
@@ -172,33 +173,75 @@ def _interrupt_check(
     return check
 
 
-async def _renew(rt: AgentRuntime, session_id: str, holder: str) -> None:
-    await keep_lease(rt, session_id, holder)
-    rt.local_stop.add(session_id)  # someone else owns the turn now
+class LeaseKeeper:
+    """Keeps a lease renewed for as long as the holder works (`keep_lease`), from a third
+    of its TTL on.
+
+    Most turns end well before their first renewal is due, so no task is made until then:
+    a timer handle starts the renewal, and `stop` cancels whichever of the two exists.
+    `on_lost` runs once the lease is definitely lost (another holder has it, or it ran out).
+    """
+
+    def __init__(
+        self, rt: AgentRuntime, session_id: str, holder: str, on_lost: Callable[[], None]
+    ) -> None:
+        self._rt, self._session_id, self._holder = rt, session_id, holder
+        self._on_lost = on_lost
+        self._ttl = rt.lease_ttl
+        self._acquired = time.monotonic()
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(self._ttl / 3, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.ensure_future(self._keep())
+
+    async def _keep(self) -> None:
+        rt, session_id, holder = self._rt, self._session_id, self._holder
+        if await _renew_once(rt, session_id, holder, self._ttl, self._acquired):
+            await keep_lease(rt, session_id, holder, self._ttl)
+        self._on_lost()
+
+    async def stop(self) -> None:
+        """Stop renewing (the lease itself is released by the caller)."""
+        self._timer.cancel()
+        task = self._task
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
-async def keep_lease(rt: AgentRuntime, session_id: str, holder: str) -> None:
+async def keep_lease(
+    rt: AgentRuntime, session_id: str, holder: str, ttl: float | None = None
+) -> None:
     """Renew the session's lease every third of its TTL; return once it is lost.
 
     A renewal that fails (a throttled write, a network blip) is retried with backoff
     while the lease is still ours; only a definite loss (the store says another holder
-    has it, or it ran out) ends the renewal."""
-    ttl = rt.lease_ttl
+    has it, or it ran out) ends the renewal. `ttl` is the runtime's `lease_ttl` unless given."""
+    ttl = rt.lease_ttl if ttl is None else ttl
     renewed = time.monotonic()
     while True:
         await asyncio.sleep(ttl / 3)
-        delay = min(0.05, ttl / 30)
-        while True:
-            try:
-                if not await rt.store.renew_lease(session_id, holder, ttl):
-                    return
-                renewed = time.monotonic()
-                break
-            except Exception as exc:
-                left = renewed + ttl - time.monotonic()
-                if left <= delay:
-                    log.warning("lease renewal of %s kept failing: %s", session_id, exc)
-                    return
-                log.info("lease renewal of %s failed (%s); retrying", session_id, exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, ttl / 6)
+        if not await _renew_once(rt, session_id, holder, ttl, renewed):
+            return
+        renewed = time.monotonic()
+
+
+async def _renew_once(
+    rt: AgentRuntime, session_id: str, holder: str, ttl: float, renewed: float
+) -> bool:
+    """Renew once, retrying failures while the lease (last renewed at `renewed`,
+    monotonic) may still be ours; False once it is lost."""
+    delay = min(0.05, ttl / 30)
+    while True:
+        try:
+            return await rt.store.renew_lease(session_id, holder, ttl)
+        except Exception as exc:
+            left = renewed + ttl - time.monotonic()
+            if left <= delay:
+                log.warning("lease renewal of %s kept failing: %s", session_id, exc)
+                return False
+            log.info("lease renewal of %s failed (%s); retrying", session_id, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, ttl / 6)

@@ -161,6 +161,7 @@ class AgentRuntime:
         self.streams: dict[str, asyncio.Task[Any]] = {}
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
+        self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         self._system: str | None = None
         self._direct: DirectCalls | None = None
         # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
@@ -226,7 +227,13 @@ class AgentRuntime:
         if callable(fn):
             found = fn(session_id)
             return found if isinstance(found, Path) else Path(found)
-        return self.state_root / "sessions" / session_id / "workspace"
+        key = (self.state_root, session_id)  # the path depends on nothing else
+        path = self._workspaces.get(key)
+        if path is None:
+            if len(self._workspaces) >= 1024:
+                self._workspaces.clear()
+            path = self._workspaces[key] = self.state_root / "sessions" / session_id / "workspace"
+        return path
 
     def model(self) -> Model:
         """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
@@ -347,7 +354,8 @@ class AgentRuntime:
         await self._check_daily(principal, source)
         # Clashes with the workspace as it is are refused before the running turn is
         # interrupted for nothing (checked again, after seeding, when written).
-        check_fits(self.workspace(record.id), files)
+        if files:
+            check_fits(self.workspace(record.id), files)
         old_hash = record.token_hash
         if old_hash is None:
             raise Conflict("the continuation token is stale or wrong", code="stale_token")

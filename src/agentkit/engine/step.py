@@ -30,6 +30,8 @@ from agentkit.models.base import (
     ToolCallChunk,
 )
 
+NO_USAGE = Usage()  # usages are immutable: one zero serves every step
+
 
 @dataclass(slots=True)
 class StepOutput:
@@ -37,7 +39,7 @@ class StepOutput:
     reasoning: str | None = None
     signature: str | None = None
     calls: list[ToolCall] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: NO_USAGE)
     stop_reason: str = "end_turn"
 
 
@@ -103,7 +105,7 @@ async def model_step(  # noqa: C901 - one branch per chunk kind
     reasoning_open = False
     # Usage per provider message id: a repeated id replaces, never adds (see `Finish`).
     by_message: dict[str, Usage] = {}
-    anonymous = Usage()
+    anonymous = NO_USAGE
 
     async def close_reasoning() -> None:
         nonlocal reasoning_open

@@ -24,6 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import ToolDefinition
+from agentkit.engine.eager import start_task
 from agentkit.engine.toolpool import PoolSaturated, tool_pool
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
@@ -160,6 +161,12 @@ def _arity(fn: Callable[..., Any]) -> int:
     return len(positional)
 
 
+@functools.lru_cache(maxsize=512)
+def _is_async(fn: Callable[..., Any]) -> bool:
+    # Cached per handler, as `_arity` is: a handler's kind does not change.
+    return inspect.iscoroutinefunction(fn)
+
+
 async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float) -> Outcome:
     """Run a server or built-in tool with a timeout; failures become error outcomes."""
     started = time.perf_counter()
@@ -172,8 +179,16 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
         return Outcome(True, error=f"tool {entry.name!r} has no handler on this host")
     args: tuple[Any, ...] = (value, ctx)[: _arity(fn)]
     try:
-        if inspect.iscoroutinefunction(fn):
-            result = await asyncio.wait_for(fn(*args), timeout)
+        if _is_async(fn):
+            # A handler that never waits is done as soon as it starts (see `start_task`):
+            # no timer for it. The time it took counts toward its timeout either way.
+            deadline = asyncio.get_running_loop().time() + timeout
+            call = start_task(fn(*args))
+            if call.done():
+                result = call.result()
+            else:
+                remaining = deadline - asyncio.get_running_loop().time()
+                result = await asyncio.wait_for(call, remaining)
         else:
             # The tool pool, not the default executor: an abandoned call (timed out or
             # stopped) keeps its thread there, never one the store or server needs.
@@ -208,7 +223,12 @@ def call_workdir(root: Path, call_id: str) -> Path:
     Call ids come from the model provider, so any id that is not a plain name is hashed
     before it becomes a folder name."""
     name = call_id if is_valid_name(call_id) else hashlib.sha256(call_id.encode()).hexdigest()
-    return root / "tool-calls" / name
+    return _calls_dir(root) / name
+
+
+@functools.lru_cache(maxsize=64)
+def _calls_dir(root: Path) -> Path:
+    return root / "tool-calls"  # (joining paths is slow enough to count in a turn)
 
 
 class CallContext(ToolContext):
