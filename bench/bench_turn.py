@@ -12,6 +12,13 @@ file store at most 0.5x Strands' in-memory turn, a new session with its first tu
 0.8x. Each ratio is printed twice: of the medians, and paired (the median over rounds of
 the ratio within a round), which a machine whose load changes between rounds disturbs less.
 
+The follow-up rows time follow-ups only: ten per session, then the next session, begun
+during setup (before, the row began every eleventh session itself, folding a new session's
+file creations into a follow-up's figure). The new-session row creates a session's folder
+and three files per turn: on a disk busy with other writes (or with the deletions of an
+earlier run) a creation can cost several hundred microseconds instead of tens, and that
+row moves with it. Leave a minute between runs.
+
     python bench/bench_turn.py [--rounds 25] [--turns 20] [--only "memory,strands"] [--no-install]
 """
 
@@ -138,17 +145,22 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
     alice = Principal("bench")
 
     session: list[tuple[str, str]] = []  # (session id, token) of the current session
+    spare: list[tuple[str, str]] = []  # sessions begun in setup, for the follow-up row
 
-    async def new_session() -> None:
+    async def begin() -> tuple[str, str]:
         acc = await runtime.start_session("Weather in Paris?", principal=alice)
         await dispatcher.drain()
-        session[:] = [(acc.session_id, acc.continuation_token)]
+        return acc.session_id, acc.continuation_token
+
+    async def new_session() -> None:
+        session[:] = [await begin()]
 
     async def next_turn() -> None:
-        # Ten turns per session, so history stays about the size of a real conversation.
-        if not session or len(session) > 10:
-            await new_session()
-            return
+        # Ten follow-ups per session, so history stays about the size of a real
+        # conversation; then the next session, begun in setup: this row times follow-ups
+        # only (a new session with its first turn is the other row).
+        if len(session) > 10:
+            session[:] = [spare.pop()]
         sid, token = session[-1]
         acc = await runtime.follow_up(sid, token, "And tomorrow?", principal=alice)
         await dispatcher.drain()
@@ -157,6 +169,8 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
     await new_session()
     events = await store.read(session[0][0])
     assert events[-2].type == "turn.completed", [e.type for e in events]
+    if follow_up:
+        spare.extend([await begin() for _ in range(PRECREATED // 10 + 2)])
     return next_turn if follow_up else new_session
 
 

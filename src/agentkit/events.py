@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import json
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
@@ -370,14 +369,16 @@ def escape_line_breaks(json_text: str) -> str:
     return json_text.translate(_LINE_BREAKS)
 
 
-@dataclass(frozen=True, slots=True)
-class EventDraft:
-    """An event before the store has given it an index."""
+class EventDraft(msgspec.Struct, frozen=True, gc=False):
+    """An event before the store has given it an index.
+
+    A frozen msgspec struct, like `Event`: every recorded event is drafted first, and one is
+    built in C several times faster than a frozen dataclass sets its fields."""
 
     type: str
     data: dict[str, Any]
     turn_id: str | None = None
-    at: str = field(default_factory=now_iso)
+    at: str = msgspec.field(default_factory=now_iso)
 
 
 def draft(payload: Payload, *, turn_id: str | None = None, at: str | None = None) -> EventDraft:

@@ -21,9 +21,12 @@ import json
 import os
 from typing import Any
 
+import msgspec
+
 from agentkit.store._fs import StrPath, fsync_folder, held_file, read_json, write_all
 
 UPDATES = "updates.ndjson"
+_JSON = msgspec.json.Encoder()  # UTF-8 JSON as `json.dumps(ensure_ascii=False)`, ten times faster
 _TAIL = 2048  # a line is about 120 bytes: the tail holds several whole ones
 
 
@@ -48,7 +51,7 @@ def append_update(
     token rotation cost more than the write). `inode`: the log's, as the caller last saw
     it under that lock (None when there was none)."""
     path = f"{folder}{os.sep}{UPDATES}"
-    line = b"\n" + json.dumps(changes, ensure_ascii=False).encode("utf-8") + b"\n"
+    line = b"\n" + _JSON.encode(changes) + b"\n"
     fd, created = held_file(lock, path, inode, os.O_WRONLY | os.O_APPEND)
     write_all(fd, line)
     if fsync:

@@ -52,6 +52,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from agentkit.errors import LeaseLost, SessionExists, SessionNotFound, StoreError
 from agentkit.events import Event, EventDraft, now_iso
 from agentkit.sessions import SessionRecord
@@ -87,6 +89,7 @@ T = TypeVar("T")
 _NOTIFIER = Notifier()
 _SUM_EVERY = 32  # new views between two checks of the cache's byte bound
 _LEASE_WIDTH = 192  # the lease is rewritten in place at this width (longer holders fit too)
+_JSON = msgspec.json.Encoder()  # a tenth of `json.dumps`'s cost for these small objects
 # Lease file contents already parsed (`Lease` is frozen, so one may be shared).
 _LEASES: dict[bytes, tuple[Lease | None]] = {}
 _LEASES_KEPT = 1024
@@ -484,7 +487,7 @@ class FileStore(FileRecords):
             if not mine and (live or not take_free):
                 return False
             pid = os.getpid()
-            data = json.dumps({"holder": holder, "expiresAt": now + ttl, "pid": pid}).encode()
+            data = _JSON.encode({"holder": holder, "expiresAt": now + ttl, "pid": pid})
             write_in_place(files.lease, data, _LEASE_WIDTH)
             # The turn's appends read these bytes back next: known, so never parsed.
             _remember_lease(data, Lease(holder=holder, expires_at=now + ttl, pid=pid))
