@@ -14,11 +14,12 @@ in the system prompt so it can wrap up.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.costs import Budget, add_costs, parse_budget
+from agentkit.engine.carried import Carried
 from agentkit.engine.fold import BUDGET_TOOL
 from agentkit.errors import ModelError
 from agentkit.events import Event, EventType, Usage
@@ -117,38 +118,16 @@ class _Ledger:
         return SessionSpend(spent, last, len(self.grants), turn_grants)
 
 
-# session id -> (events added up, the last of them, the ledger so far); carried on while the
-# stream passed in is the one it came from, as `fold_conversation` does.
-_LEDGERS: dict[str, tuple[int, Event, _Ledger]] = {}
-_LEDGERS_KEPT = 256
+_LEDGERS: Carried[_Ledger] = Carried(_Ledger)
 
 
 def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
     """What the session's events say about spending so far (for the turn `turn_id`).
 
     A turn asks this when it starts, over every event of the session: the sums of the
-    events it saw before are kept per session, and only the events since are added."""
-    if not isinstance(events, Sequence) or not events:
-        ledger = _Ledger()
-        for ev in events:
-            ledger.add(ev)
-        return ledger.spend(turn_id)
-    count = len(events)
-    last = events[count - 1]
-    cached = _LEDGERS.get(last.session_id)
-    if cached is not None and cached[0] <= count and events[cached[0] - 1] is cached[1]:
-        done, _, kept = cached
-        ledger = kept if done == count else kept.copy()
-        for ev in events[done:]:
-            ledger.add(ev)
-    else:
-        ledger = _Ledger()
-        for ev in events:
-            ledger.add(ev)
-    if len(_LEDGERS) >= _LEDGERS_KEPT and last.session_id not in _LEDGERS:
-        _LEDGERS.clear()
-    _LEDGERS[last.session_id] = (count, last, ledger)
-    return ledger.spend(turn_id)
+    events it saw before are kept per session, and only the events since are added (see
+    `engine.carried`)."""
+    return _LEDGERS.over(events).spend(turn_id)
 
 
 def limits_spend(budget: Budget) -> bool:

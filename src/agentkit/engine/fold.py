@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.costs import add_costs
+from agentkit.engine.carried import Carried
 from agentkit.events import Event, EventType, Usage
 from agentkit.models.base import (
     AssistantMessage,
@@ -117,50 +118,17 @@ class _Conversation:
             self.close_calls()
 
 
-def _fold(events: Iterable[Event]) -> list[Message]:
-    conv = _Conversation()
-    for ev in events:
-        conv.add(ev)
-    conv.close_calls()
-    return conv.messages
-
-
-# session id -> (events folded, the last of them, the fold so far: open, never closed)
-_FOLDS: dict[str, tuple[int, Event, _Conversation]] = {}
-_FOLDS_KEPT = 256
+_FOLDS: Carried[_Conversation] = Carried(_Conversation)  # the fold so far: open, never closed
 
 
 def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message]:
     """The model's view of a session: user messages, assistant steps, tool results.
 
-    The fold goes event by event, so the fold of a stream is the fold of a prefix carried on
-    with the rest. The state after the last call is kept per session and carried on while
-    the stream passed in is the one it came from (it still holds the same event object at
-    the same place, as the stores' caches and a running turn hand out): each step of a
-    long conversation then folds only the events recorded since the step before.
+    The fold goes event by event, and its state is kept per session and carried on (see
+    `engine.carried`): each step of a long conversation folds only the events recorded
+    since the step before.
     """
-    if not isinstance(events, Sequence) or not events:
-        return _fold(events)
-    count = len(events)
-    last = events[count - 1]
-    session_id = last.session_id
-    cached = _FOLDS.get(session_id)
-    if cached is not None and cached[0] <= count and events[cached[0] - 1] is cached[1]:
-        done, _, kept = cached
-        if done == count:
-            conv = kept  # nothing new: the kept state stays as it is
-        else:
-            conv = kept.copy()
-            for ev in events[done:]:
-                conv.add(ev)
-    else:
-        conv = _Conversation()
-        for ev in events:
-            conv.add(ev)
-    if len(_FOLDS) >= _FOLDS_KEPT and session_id not in _FOLDS:
-        _FOLDS.clear()
-    _FOLDS[session_id] = (count, last, conv)
-    out = conv.copy()  # closing the open calls must not change the kept state
+    out = _FOLDS.over(events).copy()  # closing the open calls must not change the kept state
     out.close_calls()
     return out.messages
 
