@@ -80,23 +80,21 @@ class Usage(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def _is_zero(self) -> bool:
+        return not (
+            self.input_tokens
+            or self.output_tokens
+            or self.cache_read_tokens
+            or self.cache_write_tokens
+        )
+
     def __add__(self, other: Usage) -> Usage:
         # Adding nothing is common (a turn's first step, a usage counted once): the other
         # side as it is, instead of a new equal one (usages are immutable).
         if type(self) is Usage and type(other) is Usage:
-            if not (
-                other.input_tokens
-                or other.output_tokens
-                or other.cache_read_tokens
-                or other.cache_write_tokens
-            ):
+            if other._is_zero():
                 return self
-            if not (
-                self.input_tokens
-                or self.output_tokens
-                or self.cache_read_tokens
-                or self.cache_write_tokens
-            ):
+            if self._is_zero():
                 return other
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
@@ -104,6 +102,9 @@ class Usage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
+
+
+NO_USAGE = Usage()  # usages are immutable: one zero serves every step and fold
 
 
 class SessionStarted(Payload):

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentkit.costs import add_costs
 from agentkit.engine.carried import Carried
-from agentkit.events import Event, EventType, Usage
+from agentkit.events import NO_USAGE, Event, EventType, Usage
 from agentkit.models.base import (
     AssistantMessage,
     Message,
@@ -24,7 +24,6 @@ from agentkit.models.base import (
 )
 
 MISSING_RESULT = "no result was recorded for this tool call"
-_NO_USAGE = Usage()  # usages are immutable: one zero serves every fold
 BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
 
 
@@ -158,7 +157,7 @@ class TurnState:
     terminal: bool = False
     steps: int = 0
     step_open: bool = False
-    usage: Usage = field(default_factory=lambda: _NO_USAGE)
+    usage: Usage = field(default_factory=lambda: NO_USAGE)
     pending: dict[str, PendingCall] = field(default_factory=dict)
     message: str | None = None
     cost_usd: float | None = 0.0  # None once a step's price was unknown
@@ -187,7 +186,7 @@ def _cost(data: dict[str, Any]) -> float | None:
 
 
 def _usage(raw: Any) -> Usage:
-    return Usage.model_validate(raw) if isinstance(raw, dict) else _NO_USAGE
+    return Usage.model_validate(raw) if isinstance(raw, dict) else NO_USAGE
 
 
 def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from agentkit.engine.recorder import DeltaBuffer
 from agentkit.errors import ModelError, TurnInterrupted
 from agentkit.events import (
+    NO_USAGE,
     MessageAppended,
     MessageCompleted,
     Payload,
@@ -29,8 +30,6 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
 )
-
-NO_USAGE = Usage()  # usages are immutable: one zero serves every step
 
 
 @dataclass(slots=True)
