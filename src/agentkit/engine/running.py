@@ -37,6 +37,11 @@ log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
+def stop_key(session_id: str, turn_id: str) -> str:
+    """The `local_stop` entry that stops one turn of a session."""
+    return f"{session_id}#{turn_id}"
+
+
 async def run_turn(
     rt: AgentRuntime, session_id: str, turn_id: str, deadline: Deadline | None = None
 ) -> None:
@@ -86,7 +91,7 @@ async def run_turn(
         rt.running_turns.pop(session_id, None)
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
         rt.local_stop.discard(session_id)
-        rt.local_stop.discard(f"{session_id}#{turn_id}")
+        rt.local_stop.discard(stop_key(session_id, turn_id))
         await rt.store.release_lease(session_id, holder)
     if continued is not None:
         # A failure here propagates: the host retries this invocation, which continues.
@@ -157,7 +162,7 @@ def _interrupt_check(
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
-    this_turn = f"{session_id}#{turn_id}"  # see `runtime.stop_key`
+    this_turn = stop_key(session_id, turn_id)
 
     async def check() -> bool:
         nonlocal last

@@ -37,7 +37,7 @@ from agentkit.engine.lifecycle import (
     settle,
 )
 from agentkit.engine.recorder import Recorder
-from agentkit.engine.running import run_turn
+from agentkit.engine.running import run_turn, stop_key
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.workspace import check_files, check_fits, seed, write_files
 from agentkit.errors import (
@@ -98,11 +98,6 @@ class Bundle(Protocol):
     def sandbox_dir(self) -> Path | None: ...
 
     def tool(self, name: str) -> ToolDefinition | None: ...
-
-
-def stop_key(session_id: str, turn_id: str) -> str:
-    """The `local_stop` entry that stops one turn of a session."""
-    return f"{session_id}#{turn_id}"
 
 
 def new_turn_id() -> str:
