@@ -366,22 +366,14 @@ class FileStore(FileRecords):
             except FileNotFoundError:
                 raise SessionNotFound(session_id) from None
 
-        recorded = None
-        release = None
-        if not self._fsync:
-            # Here on the event loop when the lock is free and little is new in the file
-            # (the usual case: this process wrote the rest); else in a worker thread.
-            with contextlib.suppress(FileNotFoundError):  # no folder: `_locked` says so
-                release = try_exclusive(files.lock)
-            if release is not None:
-                try:
-                    recorded = append(True)
-                except CatchUpTooLarge:
-                    pass
-                finally:
-                    release()
-        if recorded is None:
-            recorded = await self._locked(session_id, lambda: append(False), inline=False)
+        # Here on the event loop when the lock is free and little is new in the file (the
+        # usual case: this process wrote the rest); else in a worker thread.
+        recorded = await self._locked(
+            session_id,
+            lambda: append(True),
+            inline=not self._fsync,
+            offloaded=lambda: append(False),
+        )
         if recorded:
             _NOTIFIER.notify(files.events)
         return recorded
@@ -604,9 +596,18 @@ class FileStore(FileRecords):
                 held.enter_context(exclusive(self._files(session_id).lock))
             yield
 
-    async def _locked(self, session_id: str, fn: Callable[[], T], *, inline: bool = True) -> T:
+    async def _locked(
+        self,
+        session_id: str,
+        fn: Callable[[], T],
+        *,
+        inline: bool = True,
+        offloaded: Callable[[], T] | None = None,
+    ) -> T:
         """Run `fn` holding the session's lock: right here when the lock is free and `fn`
-        is small (`inline`), else in a worker thread that may wait for the lock."""
+        is small (`inline`), else in a worker thread that may wait for the lock. There,
+        `offloaded` runs instead when given; so it does when `fn`, run here, finds its work
+        too large for the event loop (`CatchUpTooLarge`, raised before it changed anything)."""
         path = self._files(session_id).lock
         if inline:
             try:
@@ -616,12 +617,15 @@ class FileStore(FileRecords):
             if release is not None:
                 try:
                     return fn()
+                except CatchUpTooLarge:
+                    pass
                 finally:
                     release()
+        work = fn if offloaded is None else offloaded
 
         def locked() -> T:
             with self._lock(session_id):
-                return fn()
+                return work()
 
         return await offload(locked)
 
