@@ -191,16 +191,21 @@ def call_id_in(text: str) -> str:
     return m[1]
 
 
-def test_approvals_from_github_comments(github, standin) -> None:
-    standin.heads["octo/widgets#6"] = HEAD
-    sid = post(
-        github.url, "pull_request", pull_request("opened", 6, title="Merge when green", head=HEAD)
-    ).json()["sessionId"]
+def open_asking_pr(github, standin, number: int) -> tuple[str, Any, str]:
+    """Open PR `number` at `HEAD`; its session asks to merge: (session id, the comment
+    asking for approval, the call id it names)."""
+    standin.heads[f"octo/widgets#{number}"] = HEAD
+    opened = pull_request("opened", number, title="Merge when green", head=HEAD)
+    sid = post(github.url, "pull_request", opened).json()["sessionId"]
     ask = wait_for(
-        lambda: [c for c in standin.comments(6) if "/approve" in c.body["body"]],
+        lambda: [c for c in standin.comments(number) if "/approve" in c.body["body"]],
         "the approval request",
     )[0]
-    call = call_id_in(ask.body["body"])
+    return sid, ask, call_id_in(ask.body["body"])
+
+
+def test_approvals_from_github_comments(github, standin) -> None:
+    sid, ask, call = open_asking_pr(github, standin, 6)
     assert "merge_pr" in ask.body["body"] and HEAD in ask.body["body"]
     # A stranger, and an approver without a trusted association: refused with a reaction.
     r = post(
@@ -246,15 +251,7 @@ def test_approvals_from_github_comments(github, standin) -> None:
 
 
 def test_a_push_voids_a_pending_approval(github, standin) -> None:
-    standin.heads["octo/widgets#7"] = HEAD
-    sid = post(
-        github.url, "pull_request", pull_request("opened", 7, title="Merge when green", head=HEAD)
-    ).json()["sessionId"]
-    ask = wait_for(
-        lambda: [c for c in standin.comments(7) if "/approve" in c.body["body"]],
-        "the approval request",
-    )[0]
-    call = call_id_in(ask.body["body"])
+    sid, ask, call = open_asking_pr(github, standin, 7)
     # The head moved on GitHub before the approver answered: the approval is refused.
     standin.heads["octo/widgets#7"] = "b" * 40
     r = post(
@@ -341,15 +338,7 @@ def test_a_push_voids_a_pending_approval(github, standin) -> None:
 
 
 def test_an_unreadable_head_decides_nothing(github, standin) -> None:
-    standin.heads["octo/widgets#8"] = HEAD
-    sid = post(
-        github.url, "pull_request", pull_request("opened", 8, title="Merge when green", head=HEAD)
-    ).json()["sessionId"]
-    ask = wait_for(
-        lambda: [c for c in standin.comments(8) if "/approve" in c.body["body"]],
-        "the approval request",
-    )[0]
-    call = call_id_in(ask.body["body"])
+    sid, _, call = open_asking_pr(github, standin, 8)
     # GitHub fails the head read: the call is neither approved nor denied, and says so.
     standin.fail_reads = 1
     command = issue_comment(8, f"/approve {call}", login="octo-lead", association="MEMBER")
