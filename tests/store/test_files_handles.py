@@ -8,6 +8,7 @@ import math
 import multiprocessing
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -77,15 +78,19 @@ async def test_an_events_file_replaced_by_hand_gets_the_next_append(tmp_path: Pa
     assert [e.data["text"] for e in await FileStore(tmp_path).read(sid)] == ["a", "b"]
 
 
-def open_events_files() -> int:
-    fds = Path("/proc/self/fd")
+def open_files(which: Callable[[str], bool]) -> int:
+    """How many of this process's descriptors are open on a path `which` accepts."""
     count = 0
-    for fd in fds.iterdir():
+    for fd in Path("/proc/self/fd").iterdir():
         try:
-            count += os.readlink(fd).endswith("events.ndjson")
+            count += which(os.readlink(fd))
         except OSError:
             continue
     return count
+
+
+def open_events_files() -> int:
+    return open_files(lambda path: path.endswith("events.ndjson"))
 
 
 @posix_only
@@ -141,16 +146,6 @@ def test_a_forked_child_never_shares_its_parents_lock_descriptor(tmp_path: Path)
     assert took is False  # the child opened its own descriptor, so the lock held
 
 
-def open_files_under(folder: Path) -> int:
-    count = 0
-    for fd in Path("/proc/self/fd").iterdir():
-        try:
-            count += os.readlink(fd).startswith(str(folder))
-        except OSError:
-            continue
-    return count
-
-
 @posix_only
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 def test_kept_open_lock_files_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,7 +157,7 @@ def test_kept_open_lock_files_are_bounded(tmp_path: Path, monkeypatch: pytest.Mo
         with _fs.exclusive(tmp_path / f"b{n}.lock"):
             pass
 
-    assert open_files_under(tmp_path) <= 3
+    assert open_files(lambda path: path.startswith(str(tmp_path))) <= 3
 
 
 @posix_only
