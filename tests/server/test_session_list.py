@@ -170,3 +170,32 @@ async def test_every_store_serves_the_tail_the_status_fold_reads(
         assert await fold_status_tail(read, length, window=2) == "awaiting_approval"
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("limit=ten", "limit"),
+        ("cursor=" + "c" * 2049, "cursor"),
+    ],
+)
+async def test_a_bad_listing_query_is_a_400_naming_the_parameter(
+    client: httpx.AsyncClient, query: str, named: str
+) -> None:
+    r = await client.get(f"/{SLUG}/v1/sessions?{query}")
+    assert r.status_code == 400
+    assert r.json()["ok"] is False and r.json()["error"] == "bad_request"
+    assert named in r.json()["message"]
+
+
+async def test_the_listing_query_is_documented_in_the_openapi_document(
+    client: httpx.AsyncClient,
+) -> None:
+    doc = (await client.get("/v1/openapi.json")).json()
+    operation = doc["paths"][f"/{SLUG}/v1/sessions"]["get"]
+    names = {p["name"] for p in operation["parameters"]}
+    assert {"limit", "cursor"} <= names
+    schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/SessionList"}
