@@ -51,6 +51,8 @@ export function showPanel(name) {
     button.setAttribute("aria-selected", String(selected));
     button.tabIndex = selected ? 0 : -1;
     $(`panel-${tab}`).hidden = !selected;
+    // On a narrow screen the tab strip scrolls: keep the chosen tab in sight.
+    if (selected) button.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
   clearInterval(logsTimer);
   logsTimer = null;

@@ -38,6 +38,7 @@ function formatCost(data) {
 // A duration for people: "840 ms", "2.4 s", "3 min 5 s"; "" when unknown.
 export function formatMs(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "";
+  if (ms < 1) return "<1 ms";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
