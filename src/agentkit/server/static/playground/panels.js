@@ -42,6 +42,60 @@ function unavailable(target, what, error) {
   target.replaceChildren(box);
 }
 
+// A tab with nothing in it says what to add, with a starting point and the docs page.
+const EMPTY = {
+  evals: {
+    title: "No evals yet",
+    text: "An eval is a conversation with the agent and checks on what happened. Add evals/evals.config.py and a case such as evals/smoke.eval.py, then run them here.",
+    example: 'from agentkit import define_eval, succeeded\n\ncase = define_eval(message="Hello", assertions=[succeeded()])',
+    page: "evals",
+  },
+  abs: {
+    title: "No A/B experiments",
+    text: "An experiment compares variants of the agent on live traffic. Add agent/ab.py (or agent/ab/<name>.py) with define_ab(...); its arms and metrics show here.",
+    example: 'from agentkit import define_ab, variant\n\nab = define_ab(variants={"control": variant(weight=1), "concise": variant(weight=1, instructions="Answer in one sentence.")})',
+    page: "ab",
+  },
+  schedules: {
+    title: "No schedules",
+    text: "A schedule starts a task session on a cron. Add agent/schedules/<name>.md with a cron in its frontmatter and the prompt as its body.",
+    example: '---\ncron: "0 9 * * 1-5"\n---\n\nSummarise yesterday\'s tickets.',
+    page: "schedules",
+  },
+  logs: {
+    title: "No log lines yet",
+    text: "Server log lines show here as they are written: requests, tool calls (a tool's ctx.logger lines included), warnings. Send a message in the chat to see some.",
+    page: "playground",
+  },
+};
+
+export function docsUrl(page) {
+  const meta = ctx && ctx.getMeta();
+  if (!meta || !meta.docs) return null;
+  const prefix = location.pathname.replace(/\/playground\/?$/, "");
+  const root = meta.basePath && prefix.endsWith(meta.basePath) ? prefix.slice(0, prefix.length - meta.basePath.length) : prefix;
+  return `${root}/docs/${page}`;
+}
+
+function emptyTab(kind) {
+  const spec = EMPTY[kind];
+  const box = el("div", "empty-tab");
+  box.dataset.empty = kind;
+  box.append(el("h2", "", spec.title), el("p", "muted", spec.text));
+  if (spec.example) {
+    const pre = el("pre", "code");
+    pre.append(el("code", "", spec.example));
+    box.append(pre);
+  }
+  const href = docsUrl(spec.page);
+  if (href) {
+    const link = el("a", "", `Read the ${spec.page === "ab" ? "A/B" : spec.page} docs`);
+    link.href = href;
+    box.append(link);
+  }
+  return box;
+}
+
 // ---- tabs ----------------------------------------------------------------------------
 
 export function showPanel(name) {
@@ -135,7 +189,7 @@ function filterSessions() {
 function section(title, items, render, empty = "None.") {
   const box = el("section", "surface-section");
   box.append(el("h2", "", `${title} (${items.length})`));
-  if (!items.length) box.append(el("p", "muted", empty));
+  if (!items.length) box.append(EMPTY[empty] ? emptyTab(empty) : el("p", "muted", empty));
   for (const item of items) box.append(render(item));
   return box;
 }
@@ -187,9 +241,9 @@ export function loadSurface(info, meta) {
     const box = card(s.id, s.cron, el("p", "", s.prompt || s.source));
     if (meta && meta.dev) box.append(button("Dispatch now", () => dispatchSchedule(s.id, box)));
     return box;
-  }));
+  }, "schedules"));
   parts.push(section("A/B experiments", info.abs || [], (a) =>
-    card(a.name, (a.variants || []).join(" / "), el("p", "", a.description || ""))));
+    card(a.name, (a.variants || []).join(" / "), el("p", "", a.description || "")), "abs"));
   parts.push(section("Diagnostics", info.diagnostics || [], (d) =>
     el("p", `diag ${d.severity}`, `${d.severity} ${d.code} ${d.path}: ${d.message}`), "No problems found."));
   target.replaceChildren(...parts);
@@ -212,8 +266,14 @@ async function pollLogs() {
       pre.append(row);
     }
     logsCursor = page.cursor;
+    const empty = $("logs-empty");
+    if (!pre.childElementCount && !page.lines.length) {
+      if (!empty) pre.before(Object.assign(emptyTab("logs"), { id: "logs-empty" }));
+    } else if (empty) empty.remove();
+    pre.hidden = !pre.childElementCount;
     if ($("logs-follow").checked && page.lines.length) pre.scrollTop = pre.scrollHeight;
   } catch (error) {
+    pre.hidden = false;
     pre.textContent = `Logs are not available: ${error.message}`;
   }
 }
@@ -234,7 +294,10 @@ async function loadEvals() {
   }
   const box = el("section", "surface-section");
   box.append(el("h2", "", `Evals (${listing.evals.length})`));
-  if (!listing.evals.length) box.append(el("p", "muted", "No evals found under evals/."));
+  if (!listing.evals.length) {
+    target.replaceChildren(emptyTab("evals"));
+    return;
+  }
   const list = el("ul", "evals");
   for (const e of listing.evals) {
     const li = el("li");
@@ -358,7 +421,10 @@ async function loadAbs() {
   }
   const parts = [];
   const experiments = data.experiments || [];
-  if (!experiments.length) parts.push(el("p", "muted", "This agent defines no A/B experiments."));
+  if (!experiments.length) {
+    target.replaceChildren(emptyTab("abs"));
+    return;
+  }
   for (const x of experiments) parts.push(experimentBox(x));
   const sessions = el("section", "surface-section");
   sessions.append(el("h2", "", "Enrolled sessions"));
@@ -404,7 +470,7 @@ async function loadDev() {
     row.append(el("strong", "", s.id), el("span", "muted", ` ${s.cron} `));
     row.append(button("Dispatch now", () => dispatchSchedule(s.id, row)));
     return row;
-  });
+  }, "schedules");
   let reminders;
   try {
     reminders = (await api("/v1/dev/reminders")).reminders;
