@@ -4,6 +4,8 @@ import { ApiError, api } from "./api.js";
 import { initTry, openTry } from "./try.js";
 import { channelRoutes } from "./routes.js";
 import { highlight } from "./highlight.js";
+import { EMPTY, emptyTab, initEmpty } from "./empty.js";
+import { toolForm } from "./toolform.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
@@ -42,60 +44,6 @@ function unavailable(target, what, error) {
   target.replaceChildren(box);
 }
 
-// A tab with nothing in it says what to add, with a starting point and the docs page.
-const EMPTY = {
-  evals: {
-    title: "No evals yet",
-    text: "An eval is a conversation with the agent and checks on what happened. Add evals/evals.config.py and a case such as evals/smoke.eval.py, then run them here.",
-    example: 'from agentkit import define_eval, succeeded\n\ncase = define_eval(message="Hello", assertions=[succeeded()])',
-    page: "evals",
-  },
-  abs: {
-    title: "No A/B experiments",
-    text: "An experiment compares variants of the agent on live traffic. Add agent/ab.py (or agent/ab/<name>.py) with define_ab(...); its arms and metrics show here.",
-    example: 'from agentkit import define_ab, variant\n\nab = define_ab(variants={"control": variant(weight=1), "concise": variant(weight=1, instructions="Answer in one sentence.")})',
-    page: "ab",
-  },
-  schedules: {
-    title: "No schedules",
-    text: "A schedule starts a task session on a cron. Add agent/schedules/<name>.md with a cron in its frontmatter and the prompt as its body.",
-    example: '---\ncron: "0 9 * * 1-5"\n---\n\nSummarise yesterday\'s tickets.',
-    page: "schedules",
-  },
-  logs: {
-    title: "No log lines yet",
-    text: "Server log lines show here as they are written: requests, tool calls (a tool's ctx.logger lines included), warnings. Send a message in the chat to see some.",
-    page: "playground",
-  },
-};
-
-export function docsUrl(page) {
-  const meta = ctx && ctx.getMeta();
-  if (!meta || !meta.docs) return null;
-  const prefix = location.pathname.replace(/\/playground\/?$/, "");
-  const root = meta.basePath && prefix.endsWith(meta.basePath) ? prefix.slice(0, prefix.length - meta.basePath.length) : prefix;
-  return `${root}/docs/${page}`;
-}
-
-function emptyTab(kind) {
-  const spec = EMPTY[kind];
-  const box = el("div", "empty-tab");
-  box.dataset.empty = kind;
-  box.append(el("h2", "", spec.title), el("p", "muted", spec.text));
-  if (spec.example) {
-    const pre = el("pre", "code");
-    pre.append(el("code", "", spec.example));
-    box.append(pre);
-  }
-  const href = docsUrl(spec.page);
-  if (href) {
-    const link = el("a", "", `Read the ${spec.page === "ab" ? "A/B" : spec.page} docs`);
-    link.href = href;
-    box.append(link);
-  }
-  return box;
-}
-
 // ---- tabs ----------------------------------------------------------------------------
 
 export function showPanel(name) {
@@ -125,6 +73,7 @@ function visibleTabs() {
 export function initPanels(context) {
   ctx = context;
   initTry(context.openSession);
+  initEmpty(context.getMeta);
   for (const tab of TABS) {
     $(`tab-${tab}`).addEventListener("click", () => showPanel(tab));
     $(`tab-${tab}`).addEventListener("keydown", (e) => {
@@ -214,9 +163,17 @@ export function loadSurface(info, meta) {
   head.append(el("h2", "", agent.name || meta.name));
   head.append(el("p", "muted", `model ${agent.model || "default"} · max ${agent.maxSteps} steps · slug ${agent.slug}`));
   const parts = [head];
-  parts.push(section("Tools", info.tools || [], (t) =>
-    card(t.name, `${t.execution}${t.needsApproval ? " · needs approval" : ""}`,
-      el("p", "", t.description), code(t.inputSchema))));
+  parts.push(section("Tools", info.tools || [], (t) => {
+    const schema = el("details", "fold");
+    schema.append(el("summary", "label", "Input schema"), code(t.inputSchema));
+    const tryIt = t.execution === "server"
+      ? toolForm(t, { getSessionId: ctx.getSessionId, openSession: ctx.openSession })
+      : el("p", "muted", "Runs in the agent's workspace: only the model calls it, inside a turn.");
+    const box = card(t.name, `${t.execution}${t.needsApproval ? " · needs approval" : ""}`,
+      el("p", "", t.description), tryIt, schema);
+    box.dataset.tool = t.name;
+    return box;
+  }));
   parts.push(section("Skills", info.skills || [], (s) => card(s.name, s.source, el("p", "", s.description))));
   parts.push(section("Subagents", info.subagents || [], (s) =>
     card(s.name, s.model || "", el("p", "", s.description))));
