@@ -110,3 +110,63 @@ def write_trace(path: Path, events: list[dict[str, Any]]) -> Path:
 
 
 DOCUMENTED = {t.value for t in EventType}
+
+
+def parallel_turn() -> list[dict[str, Any]]:
+    """One turn: step 1 asks for get_weather and a `task` (a subagent) in parallel and for
+    wipe_notes, which waits for approval; step 2 answers. Times in ms from the start."""
+    calls = [
+        {"callId": "c1", "toolName": "get_weather", "arguments": {"city": "Paris"}},
+        {"callId": "c3", "toolName": "task", "arguments": {"subagent": "scribe", "prompt": "Sum"}},
+        {"callId": "c2", "toolName": "wipe_notes", "arguments": {"folder": "notes"}},
+    ]
+    usage2 = {**USAGE, "inputTokens": 300, "outputTokens": 40}
+    rows: list[tuple[int, str, str | None, dict[str, Any]]] = [
+        (0, "session.started", None, {"channelId": "http", "mode": "chat"}),
+        (0, "message.received", TURN, {"message": "weather, a summary, and wipe"}),
+        (0, "turn.started", TURN, {"model": "test"}),
+        (0, "step.started", TURN, {"step": 1}),
+        (20, "reasoning.appended", TURN, {"text": "Planning"}),
+        (50, "actions.requested", TURN, {"actions": calls}),
+        (60, "subagent.called", TURN, {"callId": "c3", "subagent": "scribe", "prompt": "Sum"}),
+        (60, "action.approval_requested", TURN, calls[2]),
+        (
+            260,
+            "action.result",
+            TURN,
+            {"callId": "c1", "toolName": "get_weather", "result": {"t": 21}, "durationMs": 200},
+        ),
+        (
+            460,
+            "subagent.completed",
+            TURN,
+            {"callId": "c3", "subagent": "scribe", "result": "Summed.", "usage": USAGE},
+        ),
+        (
+            470,
+            "action.result",
+            TURN,
+            {"callId": "c3", "toolName": "task", "result": "Summed.", "durationMs": 410},
+        ),
+        (
+            480,
+            "step.completed",
+            TURN,
+            {"step": 1, "durationMs": 480, "usage": USAGE, "costUsd": 0.0009},
+        ),
+        (1500, "action.approval_resolved", TURN, {"callId": "c2", "decision": "approve"}),
+        (1505, "action.started", TURN, {"callId": "c2", "toolName": "wipe_notes"}),
+        (
+            1805,
+            "action.result",
+            TURN,
+            {"callId": "c2", "toolName": "wipe_notes", "result": {"wiped": 1}, "durationMs": 300},
+        ),
+        (1810, "step.started", TURN, {"step": 2}),
+        (1910, "message.appended", TURN, {"text": "Done"}),
+        (1990, "message.completed", TURN, {"text": "Done: all three."}),
+        (2000, "step.completed", TURN, {"step": 2, "durationMs": 190, "usage": usage2}),
+        (2000, "turn.completed", TURN, {"result": "Done: all three.", "usage": usage2}),
+        (2001, "session.waiting", None, {}),
+    ]
+    return _events(rows)

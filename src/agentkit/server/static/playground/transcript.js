@@ -4,6 +4,8 @@
 
 import { renderMarkdown } from "./markdown.js";
 import { highlight } from "./highlight.js";
+import { drawTimeline } from "./timeline.js";
+import { formatMs, formatUsage } from "./format.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -22,26 +24,9 @@ function jsonBlock(value) {
   return pre;
 }
 
-export function formatUsage(usage) {
-  if (!usage) return "";
-  const n = (v) => Number(v || 0).toLocaleString("en-US");
-  const parts = [`${n(usage.inputTokens)} in`, `${n(usage.outputTokens)} out`];
-  if (usage.cacheReadTokens) parts.push(`${n(usage.cacheReadTokens)} cached`);
-  return parts.join(" · ") + " tokens";
-}
-
 function formatCost(data) {
   const cost = data.costUsd ?? data.cost ?? (data.usage && data.usage.costUsd);
   return typeof cost === "number" ? `$${cost.toFixed(cost < 0.01 ? 4 : 2)}` : "";
-}
-
-// A duration for people: "840 ms", "2.4 s", "3 min 5 s"; "" when unknown.
-export function formatMs(ms) {
-  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "";
-  if (ms < 1) return "<1 ms";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
 function between(from, to) {
@@ -85,8 +70,15 @@ export class Transcript {
       const node = el("article", "turn");
       node.dataset.turnId = id;
       node.setAttribute("aria-label", "Agent turn");
-      turn = { id, node, body: el("div", "turn-body"), startedAt: event.at };
-      node.append(turn.body);
+      turn = { id, node, body: el("div", "turn-body"), startedAt: event.at, events: [] };
+      // The waterfall of the turn, drawn from its events while it is open.
+      const box = el("details", "timeline-box");
+      box.append(el("summary", "", "Timeline"));
+      turn.timeline = el("div", "timeline");
+      box.append(turn.timeline);
+      box.addEventListener("toggle", () => this.redraw(turn));
+      turn.timelineBox = box;
+      node.append(turn.body, box);
       this.root.append(node);
       this.turns.set(id, turn);
     }
@@ -103,8 +95,13 @@ export class Transcript {
     const data = event.data || {};
     const handler = HANDLERS[event.type];
     if (handler) handler.call(this, event, data);
+    const turn = event.turnId && this.turns.get(event.turnId);
+    if (turn) {
+      turn.events.push(event);
+      this.redraw(turn);
+    }
     // A type from a newer server: shown plainly, it is not a fault of the session.
-    else this.note(event, `${event.type}`, "unknown");
+    if (!handler) this.note(event, event.type, "unknown");
   }
 
   note(event, text, cls = "") {
@@ -112,6 +109,16 @@ export class Transcript {
     if (event.turnId && this.turns.has(event.turnId)) this.turnFor(event).body.append(node);
     else this.root.append(node);
     return node;
+  }
+
+  // The timeline redraws at most once per frame, and only while it is open.
+  redraw(turn) {
+    if (!turn.timelineBox.open || turn.drawing) return;
+    turn.drawing = true;
+    requestAnimationFrame(() => {
+      turn.drawing = false;
+      drawTimeline(turn.timeline, turn.events);
+    });
   }
 
   // Markdown is rendered again at most once per frame while text streams in.
