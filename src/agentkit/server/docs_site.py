@@ -46,6 +46,7 @@ pre code{background:none;padding:0}
 table{border-collapse:collapse}td,th{border:1px solid var(--line);padding:.3rem .6rem}
 .hit{margin:0 0 1rem}.hit p{margin:.2rem 0}mark{background:#fff3b0;color:#1d1d1f}
 @media (max-width:700px){body{display:block}nav{width:auto;min-height:0}
+nav a{display:inline-block;margin-right:.9rem}
 main{padding:1rem}}
 """
 

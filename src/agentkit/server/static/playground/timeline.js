@@ -47,8 +47,10 @@ export function turnRows(events) {
         break;
       case "step.completed":
         if (step) {
+          // The label gives the recorded duration; the bar spans the step's events on the
+          // turn's clock (the engine's measure starts a little before `step.started`).
           step.duration = d.durationMs ?? t - step.start;
-          step.end = step.start + step.duration;
+          step.end = t;
           if (model) {
             model.usage = d.usage;
             model.cost = d.costUsd;
