@@ -129,3 +129,28 @@ def test_the_timeline_draws_live_while_the_turn_waits_and_runs(
     assert drawn_steps == [s["durationMs"] for s in steps]
     assert page.locator(".tl-legend", has_text="continued after an approval").count() == 1
     shot(page, "timeline-live")
+
+
+def test_an_interrupted_turn_marks_where_it_stopped(
+    shared_server: Served, page_factory: Any, tmp_path: Path
+) -> None:
+    events = [e for e in parallel_turn() if e["index"] <= 11]  # parked on its approval
+    last = events[-1]
+    stop = {
+        **last,
+        "index": last["index"] + 1,
+        "type": "turn.failed",
+        "at": "2026-01-05T09:00:03.000Z",
+    }
+    events.append({**stop, "data": {"error": "turn interrupted"}})
+    page = page_factory()
+    open_playground(page, shared_server.url)
+    page.locator("#trace-file").set_input_files(str(write_trace(tmp_path / "i.ndjson", events)))
+    page.locator(".turn-foot").wait_for()
+    page.get_by_text("Timeline", exact=True).click()
+    page.locator(".tl-mark.interrupted").first.wait_for()
+    assert "interrupted at +3.00 s" in page.locator(".tl-legend").inner_text()
+    wipe = page.locator(".tl-row[data-id='c2']")
+    assert wipe.locator(".tl-bar[data-segment=running]").count() == 0  # it never ran
+    assert "never ran to the end" in wipe.locator(".tl-meta").inner_text()
+    assert near(bar_ms(page, "c2", "waiting", 3000.0), 2940)

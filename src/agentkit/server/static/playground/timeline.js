@@ -30,12 +30,14 @@ export function turnRows(events) {
   let end = null;
   let step = null;
   let model = null;
+  let ended = false;
   for (const e of events) {
     const t = ms(e.at);
     if (!Number.isFinite(t)) continue;
     if (start === null) start = t;
     end = Math.max(end ?? t, t);
     const d = e.data || {};
+    if (e.type === "turn.completed" || e.type === "turn.failed") ended = true;
     switch (e.type) {
       case "turn.started":
         start = Math.min(start, t);
@@ -112,7 +114,7 @@ export function turnRows(events) {
         break;
       }
       case "turn.failed":
-        markers.push({ kind: "interrupted", at: t, label: `stopped: ${d.error || "failed"}` });
+        markers.push({ kind: "interrupted", at: t, label: /interrupt|stop/i.test(d.error || "") ? "interrupted" : `failed: ${d.error || "unknown error"}` });
         break;
       default:
         if (model && MODEL_OUTPUT.has(e.type) && model.end === null) {
@@ -127,11 +129,11 @@ export function turnRows(events) {
     }
   }
   if (start === null) return { rows: [], markers: [], start: 0, end: 0 };
-  for (const row of rows) finish(row, end);
+  for (const row of rows) finish(row, end, ended);
   return { rows, markers, start, end };
 }
 
-function finish(row, now) {
+function finish(row, now, ended) {
   const open = row.end === null;
   const end = open ? now : row.end;
   if (row.kind === "tool") {
@@ -150,7 +152,8 @@ function finish(row, now) {
     row.segments.push({ kind: row.kind === "subagent" ? (row.isError ? "error" : "subagent") : "step", start: row.start, end: row.kind === "step" && row.end !== null ? row.end : end });
     row.duration = row.duration ?? end - row.start;
   }
-  row.open = open;
+  row.open = open && !ended;
+  row.unfinished = open && ended;
   row.end = end;
 }
 
@@ -165,6 +168,7 @@ function describe(row, start) {
     for (const s of row.segments) bits.push(`${s.kind} ${formatMs(s.end - s.start)}`);
     if (row.decision) bits.push(row.decision === "approve" ? "approved" : "denied");
     if (row.open) bits.push("in progress");
+    if (row.unfinished) bits.push("never ran to the end");
   } else {
     bits.push(formatMs(row.duration));
     if (row.usage) bits.push(formatUsage(row.usage));
