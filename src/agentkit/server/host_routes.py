@@ -3,11 +3,9 @@ host liveness. None of them runs an auth chain."""
 
 from __future__ import annotations
 
-import html
-
 from fastapi import APIRouter, Request
-from starlette.responses import HTMLResponse
 
+from agentkit.server.host_home import add_home_routes
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import AgentIndex, AgentOut, Health
@@ -33,22 +31,8 @@ def host_router(mounts: list[AgentMount], options: ServerOptions, *, health: boo
         return AgentIndex(mode=options.mode, agents=agents)
 
     if options.playground:
-
-        async def home(request: Request) -> HTMLResponse:
-            """A web index of the mounted agents, linking to their playgrounds."""
-            items = "".join(
-                f'<li><a href="{html.escape(a.playground_url or "")}">{html.escape(a.name)}</a>'
-                f" <code>{html.escape(a.base_path or '/')}</code></li>"
-                for a in index(request).agents
-            )
-            docs = '<p><a href="/docs">Documentation</a></p>' if options.docs else ""
-            return HTMLResponse(
-                "<!doctype html><html><head><meta charset=utf-8><title>agentkit</title></head>"
-                f"<body><h1>agentkit</h1><ul>{items}</ul>{docs}</body></html>"
-            )
-
         if options.mode == "multi":  # in single mode `/` is the agent's own root
-            router.add_api_route("/", home, methods=["GET"], response_class=HTMLResponse)
+            add_home_routes(router, mounts, options)
 
         @router.get("/v1/agents", response_model=AgentIndex, response_model_by_alias=True)
         async def agents(request: Request) -> AgentIndex:

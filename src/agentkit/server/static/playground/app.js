@@ -358,6 +358,11 @@ async function boot() {
 }
 
 showEmpty(true);
-initPanels({ openSession, getInfo: () => state.info, getMeta: () => state.meta });
+initPanels({
+  openSession,
+  getInfo: () => state.info,
+  getMeta: () => state.meta,
+  getSessionId: () => (state.source === "live" ? state.sessionId : null),
+});
 updateComposer();
 boot();

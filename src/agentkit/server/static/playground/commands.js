@@ -88,6 +88,11 @@ export class Commands {
       this.mark();
     } else if (e.key === "Tab" || (e.key === "Enter" && this.active >= 0)) {
       const code = this.list.children[this.active].querySelector("code").textContent;
+      // A command typed out in full runs on Enter (`/help`), it is not completed again.
+      if (e.key === "Enter" && this.input.value.trim().toLowerCase() === code) {
+        this.close();
+        return false;
+      }
       this.pick(code);
     } else if (e.key === "Escape") {
       this.close();

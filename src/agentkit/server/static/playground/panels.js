@@ -4,6 +4,8 @@ import { ApiError, api } from "./api.js";
 import { initTry, openTry } from "./try.js";
 import { channelRoutes } from "./routes.js";
 import { highlight } from "./highlight.js";
+import { EMPTY, emptyTab, initEmpty } from "./empty.js";
+import { toolForm } from "./toolform.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
@@ -51,6 +53,8 @@ export function showPanel(name) {
     button.setAttribute("aria-selected", String(selected));
     button.tabIndex = selected ? 0 : -1;
     $(`panel-${tab}`).hidden = !selected;
+    // On a narrow screen the tab strip scrolls: keep the chosen tab in sight.
+    if (selected) button.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
   clearInterval(logsTimer);
   logsTimer = null;
@@ -69,6 +73,7 @@ function visibleTabs() {
 export function initPanels(context) {
   ctx = context;
   initTry(context.openSession);
+  initEmpty(context.getMeta);
   for (const tab of TABS) {
     $(`tab-${tab}`).addEventListener("click", () => showPanel(tab));
     $(`tab-${tab}`).addEventListener("keydown", (e) => {
@@ -133,7 +138,7 @@ function filterSessions() {
 function section(title, items, render, empty = "None.") {
   const box = el("section", "surface-section");
   box.append(el("h2", "", `${title} (${items.length})`));
-  if (!items.length) box.append(el("p", "muted", empty));
+  if (!items.length) box.append(EMPTY[empty] ? emptyTab(empty) : el("p", "muted", empty));
   for (const item of items) box.append(render(item));
   return box;
 }
@@ -158,9 +163,17 @@ export function loadSurface(info, meta) {
   head.append(el("h2", "", agent.name || meta.name));
   head.append(el("p", "muted", `model ${agent.model || "default"} · max ${agent.maxSteps} steps · slug ${agent.slug}`));
   const parts = [head];
-  parts.push(section("Tools", info.tools || [], (t) =>
-    card(t.name, `${t.execution}${t.needsApproval ? " · needs approval" : ""}`,
-      el("p", "", t.description), code(t.inputSchema))));
+  parts.push(section("Tools", info.tools || [], (t) => {
+    const schema = el("details", "fold");
+    schema.append(el("summary", "label", "Input schema"), code(t.inputSchema));
+    const tryIt = t.execution === "server"
+      ? toolForm(t, { getSessionId: ctx.getSessionId, openSession: ctx.openSession })
+      : el("p", "muted", "Runs in the agent's workspace: only the model calls it, inside a turn.");
+    const box = card(t.name, `${t.execution}${t.needsApproval ? " · needs approval" : ""}`,
+      el("p", "", t.description), tryIt, schema);
+    box.dataset.tool = t.name;
+    return box;
+  }));
   parts.push(section("Skills", info.skills || [], (s) => card(s.name, s.source, el("p", "", s.description))));
   parts.push(section("Subagents", info.subagents || [], (s) =>
     card(s.name, s.model || "", el("p", "", s.description))));
@@ -185,9 +198,9 @@ export function loadSurface(info, meta) {
     const box = card(s.id, s.cron, el("p", "", s.prompt || s.source));
     if (meta && meta.dev) box.append(button("Dispatch now", () => dispatchSchedule(s.id, box)));
     return box;
-  }));
+  }, "schedules"));
   parts.push(section("A/B experiments", info.abs || [], (a) =>
-    card(a.name, (a.variants || []).join(" / "), el("p", "", a.description || ""))));
+    card(a.name, (a.variants || []).join(" / "), el("p", "", a.description || "")), "abs"));
   parts.push(section("Diagnostics", info.diagnostics || [], (d) =>
     el("p", `diag ${d.severity}`, `${d.severity} ${d.code} ${d.path}: ${d.message}`), "No problems found."));
   target.replaceChildren(...parts);
@@ -210,8 +223,14 @@ async function pollLogs() {
       pre.append(row);
     }
     logsCursor = page.cursor;
+    const empty = $("logs-empty");
+    if (!pre.childElementCount && !page.lines.length) {
+      if (!empty) pre.before(Object.assign(emptyTab("logs"), { id: "logs-empty" }));
+    } else if (empty) empty.remove();
+    pre.hidden = !pre.childElementCount;
     if ($("logs-follow").checked && page.lines.length) pre.scrollTop = pre.scrollHeight;
   } catch (error) {
+    pre.hidden = false;
     pre.textContent = `Logs are not available: ${error.message}`;
   }
 }
@@ -232,7 +251,10 @@ async function loadEvals() {
   }
   const box = el("section", "surface-section");
   box.append(el("h2", "", `Evals (${listing.evals.length})`));
-  if (!listing.evals.length) box.append(el("p", "muted", "No evals found under evals/."));
+  if (!listing.evals.length) {
+    target.replaceChildren(emptyTab("evals"));
+    return;
+  }
   const list = el("ul", "evals");
   for (const e of listing.evals) {
     const li = el("li");
@@ -356,7 +378,10 @@ async function loadAbs() {
   }
   const parts = [];
   const experiments = data.experiments || [];
-  if (!experiments.length) parts.push(el("p", "muted", "This agent defines no A/B experiments."));
+  if (!experiments.length) {
+    target.replaceChildren(emptyTab("abs"));
+    return;
+  }
   for (const x of experiments) parts.push(experimentBox(x));
   const sessions = el("section", "surface-section");
   sessions.append(el("h2", "", "Enrolled sessions"));
@@ -402,7 +427,7 @@ async function loadDev() {
     row.append(el("strong", "", s.id), el("span", "muted", ` ${s.cron} `));
     row.append(button("Dispatch now", () => dispatchSchedule(s.id, row)));
     return row;
-  });
+  }, "schedules");
   let reminders;
   try {
     reminders = (await api("/v1/dev/reminders")).reminders;

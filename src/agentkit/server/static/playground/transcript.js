@@ -4,6 +4,8 @@
 
 import { renderMarkdown } from "./markdown.js";
 import { highlight } from "./highlight.js";
+import { drawTimeline } from "./timeline.js";
+import { formatMs, formatUsage } from "./format.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -22,22 +24,18 @@ function jsonBlock(value) {
   return pre;
 }
 
-export function formatUsage(usage) {
-  if (!usage) return "";
-  const n = (v) => Number(v || 0).toLocaleString("en-US");
-  const parts = [`${n(usage.inputTokens)} in`, `${n(usage.outputTokens)} out`];
-  if (usage.cacheReadTokens) parts.push(`${n(usage.cacheReadTokens)} cached`);
-  return parts.join(" · ") + " tokens";
-}
-
 function formatCost(data) {
   const cost = data.costUsd ?? data.cost ?? (data.usage && data.usage.costUsd);
   return typeof cost === "number" ? `$${cost.toFixed(cost < 0.01 ? 4 : 2)}` : "";
 }
 
-function seconds(from, to) {
+function between(from, to) {
   const ms = Date.parse(to) - Date.parse(from);
-  return Number.isFinite(ms) && ms >= 0 ? `${(ms / 1000).toFixed(1)} s` : "";
+  return Number.isFinite(ms) && ms >= 0 ? ms : null;
+}
+
+function seconds(from, to) {
+  return formatMs(between(from, to) ?? undefined);
 }
 
 export class Transcript {
@@ -72,8 +70,15 @@ export class Transcript {
       const node = el("article", "turn");
       node.dataset.turnId = id;
       node.setAttribute("aria-label", "Agent turn");
-      turn = { id, node, body: el("div", "turn-body"), startedAt: event.at };
-      node.append(turn.body);
+      turn = { id, node, body: el("div", "turn-body"), startedAt: event.at, events: [] };
+      // The waterfall of the turn, drawn from its events while it is open.
+      const box = el("details", "timeline-box");
+      box.append(el("summary", "", "Timeline"));
+      turn.timeline = el("div", "timeline");
+      box.append(turn.timeline);
+      box.addEventListener("toggle", () => this.redraw(turn));
+      turn.timelineBox = box;
+      node.append(turn.body, box);
       this.root.append(node);
       this.turns.set(id, turn);
     }
@@ -90,7 +95,13 @@ export class Transcript {
     const data = event.data || {};
     const handler = HANDLERS[event.type];
     if (handler) handler.call(this, event, data);
-    else this.note(event, event.type, "unknown");
+    const turn = event.turnId && this.turns.get(event.turnId);
+    if (turn) {
+      turn.events.push(event);
+      this.redraw(turn);
+    }
+    // A type from a newer server: shown plainly, it is not a fault of the session.
+    if (!handler) this.note(event, event.type, "unknown");
   }
 
   note(event, text, cls = "") {
@@ -98,6 +109,16 @@ export class Transcript {
     if (event.turnId && this.turns.has(event.turnId)) this.turnFor(event).body.append(node);
     else this.root.append(node);
     return node;
+  }
+
+  // The timeline redraws at most once per frame, and only while it is open.
+  redraw(turn) {
+    if (!turn.timelineBox.open || turn.drawing) return;
+    turn.drawing = true;
+    requestAnimationFrame(() => {
+      turn.drawing = false;
+      drawTimeline(turn.timeline, turn.events);
+    });
   }
 
   // Markdown is rendered again at most once per frame while text streams in.
@@ -145,7 +166,7 @@ export class Transcript {
     const args = el("div", "tool-section");
     args.append(el("div", "label", "Arguments"), jsonBlock(call.arguments || {}));
     card.append(args);
-    const entry = { card, state, summary };
+    const entry = { card, state, summary, requestedAt: event.at };
     this.calls.set(call.callId, entry);
     return entry;
   }
@@ -162,7 +183,31 @@ const HANDLERS = {
   "ab.assigned"(event, data) {
     this.note(event, `A/B ${data.experiment}: ${data.variant}`, "meta");
   },
-  "session.waiting"() {},
+  "ab.paused"(event, data) {
+    const why = data.reason ? `: ${data.reason}` : "";
+    this.note(event, `A/B ${data.experiment}: variant ${data.variant} paused${why}; new sessions get the control`, "meta");
+  },
+  "session.waiting"() {}, // the session is idle until the next message: nothing to show
+  "message.queued"(event, data) {
+    // Not yet a turn: shown apart until its message.received (same queueId) arrives.
+    const box = el("div", "user queued");
+    box.dataset.queueId = data.queueId;
+    const who = data.source && data.source !== "http" ? `queued from ${data.source}` : "Queued";
+    box.append(el("div", "who", `${who} · waits for the running turn`));
+    box.append(el("div", "user-text", data.message));
+    this.root.append(box);
+  },
+  "context.compacted"(event, data) {
+    const bits = ["Context compacted"];
+    if (data.messagesBefore != null && data.messagesAfter != null) bits.push(`${data.messagesBefore} → ${data.messagesAfter} messages`);
+    if (data.tokensBefore != null && data.tokensAfter != null) bits.push(`${data.tokensBefore} → ${data.tokensAfter} tokens`);
+    const node = this.note(event, bits.join(" · "), "meta compacted");
+    if (data.summary) {
+      const details = el("details", "fold");
+      details.append(el("summary", "", "Summary the model keeps"), renderMarkdown(String(data.summary)));
+      node.append(details);
+    }
+  },
   "session.completed"(event, data) {
     const node = this.note(event, "Session completed", "session-end ok");
     if (data.result) node.append(renderMarkdown(data.result));
@@ -171,6 +216,9 @@ const HANDLERS = {
     this.note(event, `Session failed: ${data.error}`, "session-end error");
   },
   "message.received"(event, data) {
+    if (data.queueId) {
+      for (const q of this.root.querySelectorAll(".user.queued")) if (q.dataset.queueId === data.queueId) q.remove();
+    }
     const turn = this.turnFor(event);
     const user = el("div", "user");
     const who = data.source && data.source !== "http" ? `from ${data.source}` : "You";
@@ -268,6 +316,14 @@ const HANDLERS = {
     entry.state.textContent = data.decision === "approve" ? "running" : "denied";
     entry.state.className = `tool-state ${data.decision === "approve" ? "pending" : "error"}`;
   },
+  "action.started"(event, data) {
+    const turn = this.turnFor(event);
+    const entry = this.calls.get(data.callId) || this.callCard(event, { ...data, arguments: {} });
+    if (!entry.card.isConnected) turn.body.append(entry.card);
+    entry.startedAt = event.at;
+    entry.state.textContent = "running";
+    entry.state.className = "tool-state pending";
+  },
   "action.result"(event, data) {
     const turn = this.turnFor(event);
     const entry = this.calls.get(data.callId) || this.callCard(event, { ...data, arguments: {} });
@@ -276,7 +332,9 @@ const HANDLERS = {
     section.append(el("div", "label", data.isError ? "Error" : "Output"));
     section.append(jsonBlock(data.isError ? data.error ?? data.result : data.result));
     entry.card.append(section);
-    const took = data.durationMs != null ? ` · ${data.durationMs} ms` : "";
+    // The tool's own measure when it has one, else the time since the call started.
+    const ms = data.durationMs ?? between(entry.startedAt || entry.requestedAt, event.at);
+    const took = ms != null ? ` · ${formatMs(ms)}` : "";
     entry.state.textContent = (data.isError ? "error" : "done") + took;
     entry.state.className = `tool-state ${data.isError ? "error" : "ok"}`;
     if (!data.isError) entry.card.open = false;
