@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test coverage evals serve bench clean
+.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean
 
 $(BIN)/agentkit: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,8 +21,16 @@ typecheck: setup
 
 check: lint typecheck
 
+# The whole suite, in parallel (one worker per core; a module's tests stay on one worker,
+# so a server a module shares starts once), then the 20 slowest tests.
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadscope --durations=20
+
+# The quick check (about a minute): discovery and the manifest, a turn on the test model,
+# an HTTP session with a follow-up and an approval, the store contract on the file store,
+# and the playground in Chromium.
+smoke: setup
+	$(BIN)/python -m pytest -q -m smoke
 
 # The suite under coverage, subprocesses included (pyproject.toml [tool.coverage]); prints
 # the per-module table and, last, the total. Slower than `make test`, so never its default.

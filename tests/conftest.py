@@ -30,3 +30,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked slow says why (`@pytest.mark.slow(reason=...)`): a slow test without
+    a reason is a design problem nobody wrote down."""
+    bare = [
+        item.nodeid
+        for item in items
+        for mark in item.iter_markers("slow")
+        if not (mark.kwargs.get("reason") or mark.args)
+    ]
+    if bare:
+        raise pytest.UsageError(
+            "mark.slow needs a reason, as in @pytest.mark.slow(reason='...'): "
+            + ", ".join(sorted(set(bare))[:10])
+        )

@@ -15,7 +15,7 @@ from agentkit.events import Usage
 from agentkit.models.scripted import Step
 from tests.aws.conftest import FakeContext, Stack, aws_stack, load_event, script  # noqa: F401
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs experiments on a DynamoDB-API server")
 
 AB = """
     from agentkit import define_ab, variant

@@ -54,6 +54,19 @@ def test_weights_hold_over_2000_assignments() -> None:
     assert paused == {"a": 200}
 
 
+def test_assignment_does_not_depend_on_the_order_variants_are_declared_in() -> None:
+    # Editing ab.py to reorder its variants must not move any session to another arm.
+    arms = {"control": variant(weight=1), "brief": variant(weight=2), "warm": variant(weight=3)}
+    forward = define_ab(variants=arms)
+    backward = define_ab(variants=dict(reversed(list(arms.items()))))
+    shuffled = define_ab(variants={k: arms[k] for k in ("brief", "control", "warm")})
+    keys = [f"ses_{i:05d}" for i in range(600)]
+    first = [forward.assign("exp", k) for k in keys]
+    assert first == [backward.assign("exp", k) for k in keys]
+    assert first == [shuffled.assign("exp", k) for k in keys]
+    assert set(first) == {"control", "brief", "warm"}
+
+
 class Models:
     """One scripted model per model id; every request is kept with the id it went to."""
 

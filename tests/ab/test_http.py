@@ -18,7 +18,7 @@ from agentkit.authoring.ab import define_ab, variant
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
 from tests.server.helpers import dump, read_stream, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs experiments over HTTP")
 
 TONE = define_ab(variants={"control": variant(), "concise": variant(weight=2)})
 PER_USER = define_ab(sticky="principal", variants={"control": variant(), "terse": variant()})

@@ -17,7 +17,7 @@ import pytest
 
 from tests.fixtures.http_server import Served
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="re-runs the getting-started path in subprocesses")
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "getting-started.md"
 

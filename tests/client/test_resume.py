@@ -47,7 +47,7 @@ def test_a_proxy_that_cuts_every_few_events(shared_server: Served) -> None:
         proxy.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="kills and restarts the server mid-stream")
 def test_the_server_killed_and_restarted_mid_stream(serve: ServeFactory) -> None:
     served = serve(env={"SLOW_JOB_SECONDS": "120"})
     url = served.url

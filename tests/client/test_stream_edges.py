@@ -83,3 +83,62 @@ def test_a_non_json_error_answer_is_still_an_api_error() -> None:
         list(client.session("ses_x").events())
     assert refused.value.status == 500 and refused.value.code == "http_500"
     assert "upstream exploded" in str(refused.value)
+
+
+@contextmanager
+def overlapping() -> Iterator[tuple[str, list[int]]]:
+    """A server whose second window starts two events before where the client asked: a
+    store read that overlaps the first window (as a retried or windowed read can)."""
+    asked: list[int] = []
+    first = "".join(wire(i, "message.appended", {"text": str(i)}) for i in range(3))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if "/stream" not in self.path:
+                body = b""
+            else:
+                start = int(self.path.split("startIndex=")[1].split("&")[0])
+                asked.append(start)
+                if len(asked) == 1:
+                    body = first.encode()
+                else:
+                    lines = [
+                        wire(i, "message.appended", {"text": str(i)})
+                        for i in range(max(0, start - 2), 5)
+                    ]
+                    body = ("".join(lines) + wire(5, "session.completed", {})).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/x-ndjson")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/a", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_overlapping_window_after_a_resume_yields_nothing_twice() -> None:
+    with overlapping() as (url, asked), Client(url) as client:
+        seen = list(client.session("ses_x").events())
+    assert asked[:2] == [0, 3]  # it resumed at the next index
+    assert [e.index for e in seen] == [0, 1, 2, 3, 4, 5]
+    assert [e.data.get("text") for e in seen[:5]] == ["0", "1", "2", "3", "4"]
+
+
+async def test_the_async_client_yields_nothing_twice_from_an_overlapping_window() -> None:
+    from agentkit.client import AsyncClient
+
+    with overlapping() as (url, asked):
+        async with AsyncClient(url) as client:
+            seen = [e async for e in client.session("ses_x").events()]
+    assert asked[:2] == [0, 3]
+    assert [e.index for e in seen] == [0, 1, 2, 3, 4, 5]

@@ -83,7 +83,7 @@ def agent_project(tmp_path: Path) -> Path:
     return _project(tmp_path / "helpdesk")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="runs the CLI in subprocesses")
 def test_agentkit_serve_runs_the_environment_model(serve: ServeFactory) -> None:
     # The agent file names a provider with no key here; AGENTKIT_MODEL=test must win, or
     # the turn would fail.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import pytest
+
 from agentkit.events import (
     ActionResult,
     ActionsRequested,
@@ -21,6 +23,7 @@ from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
 from .conftest import ALICE, Env, check_vocabulary, settle, turn_events, types
 
 
+@pytest.mark.smoke
 async def test_text_only_turn_records_the_reply_and_waits(env: Env) -> None:
     rt = env.runtime([Step.text("Hello", ", world", reasoning="Think first.")])
     acc = await rt.start_session("hi", principal=ALICE)
@@ -45,6 +48,7 @@ async def test_text_only_turn_records_the_reply_and_waits(env: Env) -> None:
     assert events[-1].type == "session.waiting"
 
 
+@pytest.mark.smoke
 async def test_one_tool_call_then_answer(env: Env) -> None:
     model = ScriptedModel(
         [Step.tool_calls(call("get_weather", {"city": "Paris"})), Step.text("Sunny in Paris.")]

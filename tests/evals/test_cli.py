@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.evals.conftest import case, write_project
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs agentkit eval in subprocesses")
 
 
 def agentkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

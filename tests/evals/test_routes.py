@@ -14,7 +14,7 @@ import pytest
 from tests.evals.conftest import case, write_project
 from tests.fixtures.http_server import SLUG, Served, _env
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs eval suites over HTTP")
 
 HOLD = """
     import asyncio

@@ -14,7 +14,7 @@ from tests.fixtures.http_server import AGENT_FILES, Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
 from tests.server.helpers import read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="serves two agents that call each other over MCP")
 TOKEN = "helpdesk-delegation-token"
 
 FRONT_DESK = {

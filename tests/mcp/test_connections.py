@@ -18,7 +18,7 @@ from agentkit.mcp.connections import McpConnections
 from agentkit.mcp.pinning import drift, snapshot
 from tests.mcp.servers import UNITS_SERVER, HttpUnits
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts MCP servers in subprocesses")
 ENV = {"UNITS_SECRET": "s3cret", "REMOTE_TOKEN": "tok-123"}
 
 

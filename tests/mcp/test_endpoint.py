@@ -18,7 +18,7 @@ from tests.fixtures.http_server import AGENT_FILES, Served, write_agent
 from tests.fixtures.http_server import _env as serve_env
 from tests.mcp.client import ERAS, LEGACY, MODERN, call, mcp_client
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the MCP endpoint with the official client")
 
 ALICE, BOB = "alice-mcp-token", "bob-mcp-token"
 GATED_TOOL = """

@@ -14,7 +14,7 @@ import pytest
 
 from tests.fixtures.http_server import _env as serve_env
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="serves the example agent's MCP connections")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "units"
 
 

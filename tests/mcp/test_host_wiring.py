@@ -16,7 +16,7 @@ from agentkit.project.bundle import AgentBundle
 from tests.fixtures.http_server import write_agent
 from tests.mcp.servers import UNITS_SERVER
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts MCP servers in subprocesses")
 
 FILES = {
     "agent/instructions.md": "Convert units.\n",

@@ -19,7 +19,7 @@ from tests.fixtures.http_server import _env as serve_env
 from tests.mcp.servers import UNITS_SERVER, HttpUnits
 from tests.server.helpers import read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts MCP servers in subprocesses")
 
 
 def agent_files(remote_url: str) -> dict[str, str]:

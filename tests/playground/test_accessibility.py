@@ -11,7 +11,7 @@ import pytest
 from tests.fixtures.http_server import ServeFactory
 from tests.playground.test_playground import open_playground, send, wait_turns_done
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 # Run in the page: WCAG relative luminance and contrast, with the background found by
 # walking up to the first ancestor that paints one (colours with alpha are composited).

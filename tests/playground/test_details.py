@@ -26,7 +26,7 @@ from tests.playground.test_playground import (
 )
 from tests.server.helpers import dump, read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pr-review"
 
 # A price for the offline `test` model, so its turns carry `costUsd`.

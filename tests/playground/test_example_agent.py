@@ -16,7 +16,7 @@ import pytest
 from tests.fixtures.http_server import Served
 from tests.playground.conftest import Shot
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pr-review"
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fixtures.http_server import Served
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 RENDER = """async (source) => {
   const { renderMarkdown } = await import("./playground/assets/markdown.js");

@@ -17,7 +17,7 @@ from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, ServeFactory, 
 from tests.playground.conftest import Shot
 from tests.server.helpers import dump, read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 
 def open_playground(page: Any, url: str, query: str = "") -> None:
@@ -54,6 +54,7 @@ def completed_texts(events: list[dict[str, Any]]) -> list[str]:
     return [e["data"]["text"] for e in events if e["type"] == "message.completed"]
 
 
+@pytest.mark.smoke
 def test_chat_streams_the_reply_with_tools_and_usage(
     serve: ServeFactory, page_factory: Any, shot: Shot
 ) -> None:

@@ -28,6 +28,7 @@ def project(tmp_path: Path) -> Path:
     return dest
 
 
+@pytest.mark.smoke
 def test_two_builds_are_byte_identical(project: Path, tmp_path: Path) -> None:
     first = _snapshot(build_project(project, tmp_path / "b1").out)
     second = _snapshot(build_project(project, tmp_path / "b2").out)
@@ -40,6 +41,7 @@ def test_build_pins_file_times(project: Path, tmp_path: Path) -> None:
     assert {int(p.stat().st_mtime) for p in out.rglob("*")} == {315532800}
 
 
+@pytest.mark.smoke
 def test_manifest_has_no_absolute_paths(project: Path, tmp_path: Path) -> None:
     out = build_project(project, tmp_path / "b").out
     text = (out / "manifest.json").read_text()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from agentkit.project.bundle import AgentBundle
 from agentkit.project.manifest import Manifest
 from tests.fixtures.project_tree import ProjectTree
@@ -30,6 +32,7 @@ def codes(m: Manifest) -> list[str]:
     return [d.code for d in m.diagnostics]
 
 
+@pytest.mark.smoke
 def test_minimal_project_is_clean(project_tree: ProjectTree) -> None:
     m = discover(project_tree())
     assert m.diagnostics == []
@@ -46,6 +49,7 @@ def test_tool_name_comes_from_the_file_name(project_tree: ProjectTree) -> None:
     assert tool.ref.path == "agent/tools/get_weather.py"
 
 
+@pytest.mark.smoke
 def test_tool_call_form_raw_schema_approval_and_execution(project_tree: ProjectTree) -> None:
     root = project_tree(
         {

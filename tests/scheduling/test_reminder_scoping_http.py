@@ -19,7 +19,7 @@ import pytest
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
 from tests.server.helpers import read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="serves agentkit and waits for reminders to fire")
 
 ALICE, BOB = "alice-reminder-token", "bob-reminder-token"
 

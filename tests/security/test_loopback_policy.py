@@ -3,21 +3,27 @@ them (DNS rebinding, cross-site simple requests), over HTTP against `agentkit se
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 import pytest
 from starlette.requests import Request
 
 from agentkit.errors import MisdirectedRequest
 from agentkit.server.auth import AuthChain
-from tests.fixtures.http_server import Served, ServeFactory
+from tests.fixtures.http_server import Served, ServeFactory, serve_in
 from tests.server.helpers import start_session
 
 REBOUND = "rebind.attacker.example"
 
 
-@pytest.fixture
-def dev_server(serve: ServeFactory) -> Served:
-    return serve("--dev")
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    # One server for the module: every test here either is refused (and checks that
+    # nothing was recorded) or starts sessions of its own.
+    served = serve_in(tmp_path_factory.mktemp("loopback"), "--dev")
+    yield served
+    served.stop()
 
 
 def _sessions(client: httpx.Client, served: Served) -> list[str]:
@@ -76,6 +82,44 @@ def test_a_cross_origin_read_is_refused(dev_server: Served) -> None:
         # `null` is the Origin of sandboxed frames and local files: not the developer's page.
         r = client.get(f"{dev_server.url}/v1/sessions", headers={"origin": "null"})
         assert r.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost.attacker.example",
+        "http://localhost.attacker.example:3000",
+        "http://127.0.0.1.attacker.example",
+        "http://localhostattacker.example",
+        "http://attacker.example/localhost",
+        "http://localhost@attacker.example",
+    ],
+)
+def test_an_origin_that_only_starts_like_loopback_is_refused(
+    dev_server: Served, origin: str
+) -> None:
+    # A page on a look-alike host name: a prefix or substring check would admit it.
+    with httpx.Client(timeout=30) as client:
+        before = _sessions(client, dev_server)
+        read = client.get(f"{dev_server.url}/v1/info", headers={"origin": origin})
+        assert read.status_code == 403, (origin, read.text)
+        assert read.json()["error"] == "cross_origin"
+        write = client.post(
+            f"{dev_server.url}/v1/session", json={"message": "hi"}, headers={"origin": origin}
+        )
+        assert write.status_code == 403, (origin, write.text)
+        assert _sessions(client, dev_server) == before
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost.attacker.example", "127.0.0.1.nip.io", "localhost.attacker.example:80"]
+)
+def test_a_host_that_only_starts_like_loopback_is_misdirected(
+    dev_server: Served, host: str
+) -> None:
+    with httpx.Client(timeout=30) as client:
+        r = client.get(f"{dev_server.url}/v1/info", headers={"host": host})
+        assert r.status_code == 421, (host, r.text)
 
 
 def test_the_local_developer_and_same_origin_pages_still_work(dev_server: Served) -> None:

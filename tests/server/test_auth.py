@@ -12,7 +12,7 @@ from agentkit.server.auth import bearer_principal_id
 from tests.fixtures.http_server import Served, serve_in
 from tests.server.helpers import of_type, read_stream, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts agentkit serve under several auth policies")
 
 ALICE, BOB = "alice-secret-token", "bob-secret-token"
 

@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.http_server import SLUG, Served, serve_in, write_agent
 from tests.server.helpers import read_stream, start_session
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="serves two agents under --dev")
 SECOND = "frontdesk"
 
 

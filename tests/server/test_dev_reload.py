@@ -139,7 +139,7 @@ async def test_a_folder_with_errors_keeps_the_previous_code(
     assert _versions(events, accepted.turn_id) == ["v1"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="edits the agent folder and waits for the dev server to reload")
 def test_serve_dev_picks_up_an_edited_tool(serve: ServeFactory, agent_project: Path) -> None:
     served = serve("--dev")
     tool = agent_project / "agent" / "tools" / "get_weather.py"

@@ -69,7 +69,7 @@ def client() -> Iterator[httpx.Client]:
         yield c
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="drives every error route of a served agent")
 @pytest.mark.parametrize(
     ("body", "where"),
     [

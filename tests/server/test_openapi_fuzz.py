@@ -13,7 +13,7 @@ from schemathesis import checks
 
 from tests.fixtures.http_server import Served
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="fuzzes every route of the OpenAPI document")
 EXAMPLES_PER_OPERATION = 8
 # What this suite promises: no 5xx, and every response (status, content type, headers,
 # body) as documented. Whether a schema-valid body may still be refused (a workspace file

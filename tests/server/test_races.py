@@ -11,7 +11,7 @@ import pytest
 from tests.fixtures.http_server import Served
 from tests.server.helpers import dump, of_type, read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs 20-way races against a served agent")
 RACERS = 20
 
 

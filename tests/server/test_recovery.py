@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.http_server import ServeFactory
 from tests.server.helpers import dump, of_type, read_stream, start_session, turn_ends
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="kills and restarts agentkit serve mid-turn")
 LONG = {"SLOW_JOB_SECONDS": "120"}
 
 

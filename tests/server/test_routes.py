@@ -20,7 +20,7 @@ from tests.server.helpers import (
     turn_ends,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives every spec route over HTTP")
 
 
 @pytest.fixture
@@ -44,6 +44,7 @@ def test_start_session_returns_handles_as_soon_as_accepted(client: httpx.Client,
     assert body["traceUrl"] == f"{url}/v1/session/{sid}/events"
 
 
+@pytest.mark.smoke
 def test_a_turn_streams_from_message_to_completion(client: httpx.Client, url: str) -> None:
     sid = start_session(client, url, "What is the weather in Paris?")["sessionId"]
     events = read_stream(client, url, sid, until=turn_ends())
@@ -115,6 +116,7 @@ def test_stream_window_ends_an_idle_stream(client: httpx.Client, url: str) -> No
     assert tail == []
 
 
+@pytest.mark.smoke
 def test_follow_up_rotates_the_token_and_the_old_one_goes_stale(
     client: httpx.Client, url: str
 ) -> None:
@@ -199,6 +201,7 @@ def test_sessions_list_refuses_a_bad_limit(client: httpx.Client, url: str) -> No
     assert r.json()["error"] == "bad_request"
 
 
+@pytest.mark.smoke
 def test_approvals_park_and_resolve(client: httpx.Client, url: str) -> None:
     sid = start_session(client, url, "wipe the notes folder")["sessionId"]
     read_stream(client, url, sid, until=of_type("action.approval_requested"))

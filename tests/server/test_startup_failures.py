@@ -13,7 +13,7 @@ import pytest
 
 from tests.fixtures.http_server import ServeFactory, write_agent
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts agentkit serve on broken projects")
 
 
 def _serve(project: Path, *args: str) -> subprocess.CompletedProcess[str]:

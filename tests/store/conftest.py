@@ -57,7 +57,10 @@ class Harness:
 
 # "files-fsync": the file store flushing every write to disk, whose writes take the
 # worker-thread paths (a flush is too slow for the event loop) and the atomic record write.
-@pytest.fixture(params=["memory", "files", "files-fsync", "dynamodb"])
+# The file store's run of the contract is part of `make smoke`.
+@pytest.fixture(
+    params=["memory", pytest.param("files", marks=pytest.mark.smoke), "files-fsync", "dynamodb"]
+)
 async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
     clock = FakeClock()
     kind = request.param
