@@ -21,6 +21,11 @@ The clients speak raw HTTP/1.1 over asyncio streams (not httpx) so that the clie
 costs little on the same cores. Linux only (/proc). Raises its descriptor limit to the hard
 limit. Nothing is asserted.
 
+Found with it (docs/sessions.md, "Many streams on one process"): past 256 followed sessions
+the file store's cache of parsed sessions (`cache_sessions`) thrashes, and latency and idle
+CPU climb far above the baseline; below it the figures are near the baseline. A quiet
+follower's check for other processes' appends now backs off (0.25 s doubling to 4 s).
+
     python bench/bench_streams.py                  # short: 100 clients, 10 turns/s, 10 s
     python bench/bench_streams.py --clients 1000 --rate 20 --seconds 60 --idle-seconds 10
 """
