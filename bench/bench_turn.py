@@ -19,6 +19,10 @@ and three files per turn: on a disk busy with other writes (or with the deletion
 earlier run) a creation can cost several hundred microseconds instead of tens, and that
 row moves with it. Leave a minute between runs.
 
+The row `agentkit follow-up + read (file)` adds a client's read of the finished turn (from
+the index it reached last, through `read_events`), and the bench prints that read's cost
+paired by round: about 60 us per turn, a few percent of a follow-up (docs/engine.md).
+
     python bench/bench_turn.py [--rounds 25] [--turns 20] [--only "memory,strands"] [--no-install]
 """
 
@@ -52,7 +56,11 @@ from agentkit.models.base import (
 Runner = Callable[[], Awaitable[None]]
 PRECREATED = 0  # set from the command line: rounds * turns + 1
 BENCH_SITE = Path(__file__).resolve().parent / ".venv-bench"
-GOALS = {"agentkit follow-up (file)": 0.5, "agentkit (file store)": 0.8}
+GOALS = {
+    "agentkit follow-up (file)": 0.5,
+    "agentkit follow-up + read (file)": 0.5,
+    "agentkit (file store)": 0.8,
+}
 
 
 def ensure_strands(install: bool) -> None:
@@ -105,7 +113,9 @@ class ZeroLatency:
             yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
 
 
-async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False) -> Runner:
+async def setup_ours(
+    tmp: Path, *, follow_up: bool = False, memory: bool = False, read_back: bool = False
+) -> Runner:
     from agentkit.engine.dispatch import LocalDispatcher
     from agentkit.engine.runtime import AgentRuntime
     from agentkit.project.bundle import AgentBundle
@@ -113,7 +123,7 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
     from agentkit.store.files import FileStore
     from agentkit.store.memory import MemoryStore
 
-    project = tmp / f"ours-{int(follow_up)}{int(memory)}"
+    project = tmp / f"ours-{int(follow_up)}{int(memory)}{int(read_back)}"
     (project / "agent" / "tools").mkdir(parents=True)
     (project / "agent" / "instructions.md").write_text("You report the weather.\n")
     (project / "agent" / "tools" / "get_weather.py").write_text(
@@ -145,6 +155,7 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
     alice = Principal("bench")
 
     session: list[tuple[str, str]] = []  # (session id, token) of the current session
+    seen: dict[str, int] = {}  # the next index a client reading each session asks for
     spare: list[tuple[str, str]] = []  # sessions begun in setup, for the follow-up row
 
     async def begin() -> tuple[str, str]:
@@ -165,6 +176,13 @@ async def setup_ours(tmp: Path, *, follow_up: bool = False, memory: bool = False
         acc = await runtime.follow_up(sid, token, "And tomorrow?", principal=alice)
         await dispatcher.drain()
         session.append((sid, acc.continuation_token))
+        if read_back:
+            # What a client does next: read the finished turn's events from the index it
+            # reached last time (`GET /stream?startIndex=` less the HTTP), ownership check
+            # included.
+            events = await runtime.read_events(sid, principal=alice, start=seen.get(sid, 0))
+            assert any(e.type == "turn.completed" for e in events)
+            seen[sid] = events[-1].index + 1
 
     await new_session()
     events = await store.read(session[0][0])
@@ -376,6 +394,10 @@ async def setup_ours_follow_up(tmp: Path) -> Runner:
     return await setup_ours(tmp, follow_up=True)
 
 
+async def setup_ours_follow_up_read(tmp: Path) -> Runner:
+    return await setup_ours(tmp, follow_up=True, read_back=True)
+
+
 async def setup_ours_memory(tmp: Path) -> Runner:
     return await setup_ours(tmp, memory=True)
 
@@ -387,6 +409,7 @@ async def setup_ours_memory_follow_up(tmp: Path) -> Runner:
 CONTENDERS: list[tuple[str, Callable[[Path], Awaitable[Runner]]]] = [
     ("agentkit (file store)", setup_ours),
     ("agentkit follow-up (file)", setup_ours_follow_up),
+    ("agentkit follow-up + read (file)", setup_ours_follow_up_read),
     ("agentkit run_turn (file)", setup_ours_turn_only),
     ("agentkit (memory store)", setup_ours_memory),
     ("agentkit follow-up (memory)", setup_ours_memory_follow_up),
@@ -422,10 +445,10 @@ async def main(rounds: int, turns: int, only: str | None = None) -> None:
         others = [v for n, v in medians.items() if not n.startswith(("agentkit", "hand"))]
         fastest = min(others) if others else None
         ours = medians.get("agentkit (file store)")
-        print(f"{'framework':<28}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
+        print(f"{'framework':<34}{'ms/turn (median)':>18}{'min':>8}{'vs ours':>10}")
         for name, med in sorted(medians.items(), key=lambda kv: kv[1]):
             ratio = f"{med / ours:.2f}x" if ours else "-"
-            print(f"{name:<28}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
+            print(f"{name:<34}{med:>18.3f}{min(samples[name]):>8.3f}{ratio:>10}")
         if fastest:
             for name, med in medians.items():
                 if name.startswith("agentkit"):
@@ -437,6 +460,10 @@ def print_goals(medians: dict[str, float], samples: dict[str, list[float]]) -> N
     """Each goal's ratio two ways: of the medians, and the median of the ratios within a
     round (paired: both sides ran back to back, so a slow moment of the machine hits both;
     on a loaded machine this is the steadier figure)."""
+    plain, read = "agentkit follow-up (file)", "agentkit follow-up + read (file)"
+    if plain in samples and read in samples:
+        extra = statistics.median(a - b for a, b in zip(samples[read], samples[plain], strict=True))
+        print(f"a client's read of the finished turn: {extra * 1000:+.0f} us per turn (paired)")
     strands = medians.get("strands")
     if not strands:
         return

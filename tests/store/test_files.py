@@ -19,7 +19,7 @@ if sys.platform != "win32":
     import fcntl
 
 from agentkit.errors import InvalidId, LeaseLost, StoreError
-from agentkit.events import MessageAppended, draft
+from agentkit.events import Event, MessageAppended, draft
 from agentkit.sessions import SessionRecord, hash_token, new_http_token, new_session_id
 from agentkit.store.files import FileStore
 from tests.store._workers import append_batches, append_forever, append_many
@@ -447,6 +447,27 @@ async def test_follow_sees_appends_from_another_process(tmp_path: Path) -> None:
 
     assert proc.exitcode == 0
     assert [e.data["text"] for e in events] == ["0:0"]
+
+
+async def test_a_quiet_follower_checks_for_other_processes_ever_less_often(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Looks at 0, 0.05, 0.15, 0.35, 0.75, 1.15, 1.55, 1.95 and 2 s: at most 10, where a
+    # fixed 0.05 s poll made 41. A slow machine only makes fewer.
+    store = FileStore(tmp_path / "state", poll_interval=0.05, max_poll_interval=0.4)
+    record = await new_session(store)
+    looks = 0
+    real = store._read_here
+
+    def counted(session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        nonlocal looks
+        looks += 1
+        return real(session_id, start, limit)
+
+    monkeypatch.setattr(store, "_read_here", counted)
+
+    assert await store.follow(record.id, 0, timeout=2.0) == []
+    assert 2 <= looks <= 10
 
 
 async def test_a_follower_is_released_when_its_session_is_deleted(store: FileStore) -> None:
