@@ -97,10 +97,10 @@ class StreamPoller:
 
     async def _run(self) -> None:
         arn = await asyncio.to_thread(self._stream_arn)
-        iterators: dict[str, str | None] = {}
+        positions: dict[str, str | None] = {}  # shard -> last sequence number read
         while True:
             try:
-                await self._poll_once(arn, iterators)
+                await self._poll_once(arn, positions)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -111,34 +111,43 @@ class StreamPoller:
         table = self._dynamodb().describe_table(TableName=self._table)["Table"]
         return str(table["LatestStreamArn"])
 
-    async def _poll_once(self, arn: str, iterators: dict[str, str | None]) -> None:
-        shards = await asyncio.to_thread(self._shards, arn)
-        for shard in shards:
-            if shard not in iterators:
-                iterators[shard] = await asyncio.to_thread(self._iterator, arn, shard)
-        pending: list[dict[str, Any]] = []
-        loop = asyncio.get_running_loop()
-        window_ends = loop.time() + self._mapping.batching_window
-        for shard, iterator in list(iterators.items()):
-            if iterator is None:
+    def _read(self, arn: str, positions: dict[str, str | None]) -> list[dict[str, Any]]:
+        """New records of every shard. A fresh iterator from the last sequence number each
+        time: moto swaps a table's stream object when it rolls back a cancelled
+        transaction, which strands an iterator kept from before."""
+        records: list[dict[str, Any]] = []
+        for shard in self._shards(arn):
+            last = positions.get(shard)
+            kwargs: dict[str, Any] = {"StreamArn": arn, "ShardId": shard}
+            if last is None:
+                kwargs["ShardIteratorType"] = "TRIM_HORIZON"
+            else:
+                kwargs.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=last)
+            iterator = self._streams().get_shard_iterator(**kwargs).get("ShardIterator")
+            if not iterator:
                 continue
-            page = await asyncio.to_thread(self._records, iterator)
-            iterators[shard] = page.get("NextShardIterator")
-            pending += [r for r in page.get("Records", []) if matches(self._filter, r)]
+            page = self._streams().get_records(
+                ShardIterator=iterator, Limit=self._mapping.batch_size
+            )
+            got = page.get("Records", [])
+            if got:
+                positions[shard] = str(got[-1]["dynamodb"]["SequenceNumber"])
+            records += [r for r in got if matches(self._filter, r)]
+        return records
+
+    async def _poll_once(self, arn: str, positions: dict[str, str | None]) -> None:
+        pending = await asyncio.to_thread(self._read, arn, positions)
         if not pending:
             self.idle.set()
             await asyncio.sleep(self._poll)
             return
         self.idle.clear()
+        loop = asyncio.get_running_loop()
+        window_ends = loop.time() + self._mapping.batching_window
         # The batching window: gather more records until it closes or the batch is full.
         while len(pending) < self._mapping.batch_size and loop.time() < window_ends:
             await asyncio.sleep(min(self._poll, max(0.0, window_ends - loop.time())))
-            for shard, iterator in list(iterators.items()):
-                if iterator is None:
-                    continue
-                page = await asyncio.to_thread(self._records, iterator)
-                iterators[shard] = page.get("NextShardIterator")
-                pending += [r for r in page.get("Records", []) if matches(self._filter, r)]
+            pending += await asyncio.to_thread(self._read, arn, positions)
         records = [lambda_record(r, arn, self._region) for r in pending]
         size = self._mapping.batch_size
         for start in range(0, len(records), size):
@@ -151,19 +160,6 @@ class StreamPoller:
     def _shards(self, arn: str) -> list[str]:
         described = self._streams().describe_stream(StreamArn=arn)["StreamDescription"]
         return [s["ShardId"] for s in described.get("Shards", [])]
-
-    def _iterator(self, arn: str, shard: str) -> str | None:
-        answer = self._streams().get_shard_iterator(
-            StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
-        )
-        iterator = answer.get("ShardIterator")
-        return str(iterator) if iterator else None
-
-    def _records(self, iterator: str) -> dict[str, Any]:
-        page: dict[str, Any] = self._streams().get_records(
-            ShardIterator=iterator, Limit=self._mapping.batch_size
-        )
-        return page
 
     async def _deliver(self, records: list[dict[str, Any]], retries_left: int) -> None:
         """Deliver one batch until it succeeds, bisecting on function errors."""
