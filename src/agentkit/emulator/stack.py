@@ -223,7 +223,7 @@ class EmulatedStack:
         if self.options.chaos.active:
             env["AGENTKIT_EMULATOR_CHAOS"] = self.options.chaos.as_text()
         if self.options.time_scale != 1.0:
-            lease = max(5.0, 60.0 * self.options.time_scale)
+            lease = max(15.0, 60.0 * self.options.time_scale)
             env["AGENTKIT_EMULATOR_LEASE_TTL"] = str(lease)
         return env
 
