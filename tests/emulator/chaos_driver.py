@@ -58,9 +58,20 @@ def _wait_settled(server: Emulated, session_id: str, timeout: float) -> str:
     return status
 
 
+def _call_retrying(server: Emulated, method: str, path: str, body: Any) -> tuple[int, Any]:
+    """As a client of a deployed API does: 429 and 5xx are retried with a backoff."""
+    code, answer = 0, None
+    for attempt in range(6):
+        code, answer = server.call(method, path, body)
+        if code != 429 and code < 500:
+            break
+        time.sleep(0.2 * 2**attempt)
+    return code, answer
+
+
 def drive_session(server: Emulated, timeout: float) -> str | None:
     """One conversation: a tool needing approval (approved), then a reminder."""
-    code, started = server.call("POST", "/v1/session", {"message": "deploy it"})
+    code, started = _call_retrying(server, "POST", "/v1/session", {"message": "deploy it"})
     if code != 200:
         return None
     session_id = str(started["sessionId"])

@@ -1,8 +1,10 @@
 """`agentkit serve --emulate-aws` as a real subprocess, an agent to serve, and a stand-in
 service that counts the tools' side effects.
 
-The agent: `deploy` needs approval and POSTs its effect (with its call id) to the stand-in;
-`remind_me` arms a reminder a few seconds out; a hook appends every event it sees to a file.
+The agent: `acknowledge` is what the test model calls when no tool's name is in the message
+(a reminder's prompt); `deploy` needs approval and POSTs its effect (keyed by session and
+call id) to the stand-in; `remind_me` arms a reminder a few seconds out; a hook appends every
+event it sees to a file.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ AGENT_FILES = {
         agent = define_agent(model="test")
     """,
     "agent/instructions.md": "You are a test agent.\n",
+    "agent/tools/acknowledge.py": """
+        from pydantic import BaseModel
+
+        from agentkit import define_tool
+
+
+        class AckInput(BaseModel):
+            note: str
+
+
+        @define_tool(description="Acknowledge a message.")
+        async def acknowledge(input: AckInput) -> dict:
+            return {"acknowledged": True}
+    """,
     "agent/tools/deploy.py": """
         import json
         import os
@@ -48,7 +64,9 @@ AGENT_FILES = {
 
         @define_tool(description="Deploy to an environment.", needs_approval=True)
         async def deploy(input: DeployInput, ctx: ToolContext) -> dict:
-            body = json.dumps({"effect": "deploy", "key": ctx.call_id}).encode()
+            # Call ids are unique within a session only.
+            key = ctx.session.id + ":" + ctx.call_id
+            body = json.dumps({"effect": "deploy", "key": key}).encode()
             request = urllib.request.Request(os.environ["STANDIN_URL"], data=body, method="POST")
             with urllib.request.urlopen(request, timeout=10) as response:
                 return {"deployed": input.env, "count": json.loads(response.read())["count"]}
@@ -71,7 +89,7 @@ AGENT_FILES = {
                 channel_id=session.channel_id,
                 continuation_token=session.continuation_key or session.id,
                 delay="1s",
-                prompt="reminder: " + input.note,
+                prompt="time is up",  # words that call no tool: no chain of reminders
             )
             return {"reminderId": reminder.id}
     """,
@@ -237,6 +255,8 @@ def emulated(
             raise RuntimeError("the emulator did not start:\n" + "".join(lines[-40:]))
         yield Emulated(url[0], proc, hook_log, lines)
     finally:
+        if proc.poll() is not None:  # it died under the test: say why
+            print("the emulator exited early:\n" + "".join(lines[-60:]), file=sys.stderr)
         proc.terminate()
         try:
             proc.wait(timeout=30)

@@ -123,7 +123,7 @@ class Worker:
         except (TimeoutError, OSError) as exc:
             await self.kill()
             took = time.monotonic() - started
-            if isinstance(exc, OSError):
+            if not isinstance(exc, TimeoutError):  # TimeoutError is an OSError too
                 return InvokeResult(False, None, "Runtime.ExitError", str(exc), duration=took)
             return InvokeResult(
                 False,

@@ -28,6 +28,13 @@ from werkzeug.serving import make_server
 server = make_server(sys.argv[1], 0, serial, threaded=True, request_handler=MotoRequestHandler)
 print(server.port, flush=True)
 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+parent = os.getppid()
+def orphaned():  # the emulator died without stopping us: go with it
+    import time
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+threading.Thread(target=orphaned, daemon=True).start()
 server.serve_forever()
 """
 

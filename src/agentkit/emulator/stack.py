@@ -330,7 +330,11 @@ def serve_emulated(options: EmulatorOptions, host: str, port: int) -> int:
             await stack.aclose()
             return 1
         config = uvicorn.Config(
-            stack.gateway(), log_level="warning", lifespan="off", access_log=False
+            stack.gateway(),
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=5,
         )
         server = uvicorn.Server(config)
         actual = front_sock.getsockname()[1]
