@@ -58,14 +58,15 @@ def test_approval_tool_call_reminder_and_hooks(server: Emulated, standin: StandI
     assert code == 200
     (approval,) = pending["approvals"]
     assert approval["toolName"] == "deploy"
-    assert standin.effects[approval["callId"]] == 0  # parked: nothing ran yet
+    effect = f"{session_id}:{approval['callId']}"
+    assert standin.effects[effect] == 0  # parked: nothing ran yet
 
     code, decided = server.call(
         "POST", f"/v1/session/{session_id}/approvals/{approval['callId']}", {"decision": "approve"}
     )
     assert code == 200, decided
     wait_for(lambda: settled(server, session_id, "idle", "completed"), 120, "the approved turn")
-    assert standin.effects[approval["callId"]] == 1
+    assert standin.effects[effect] == 1
 
     code, followed = server.call(
         "POST",
