@@ -337,6 +337,9 @@ def serve_emulated(options: EmulatorOptions, host: str, port: int) -> int:
             timeout_graceful_shutdown=5,
         )
         server = uvicorn.Server(config)
+        # Listening before the URL is announced: a client that reads it and connects at
+        # once is queued in the backlog until uvicorn accepts, never refused.
+        front_sock.listen(2048)
         actual = front_sock.getsockname()[1]
         print(
             json.dumps(
