@@ -297,6 +297,7 @@ def test_meta_bootstraps_the_playground(client: httpx.Client, url: str) -> None:
         "basePath": f"/{SLUG}",
         "playground": True,
         "docs": True,
+        "host": "local",
     }
 
 

@@ -229,6 +229,11 @@ class AwsHost:
     def slug(self) -> str:
         return self.bundle.slug
 
+    @property
+    def kind(self) -> str:
+        """What `GET /v1/meta` reports as the host."""
+        return "aws-emulated" if self.settings.emulated else "aws"
+
     def client(self, service: str) -> Any:
         return self._clients(service)
 

@@ -50,6 +50,8 @@ class AwsSettings:
     # Seconds a turn keeps in hand before its invocation's end: less than this left and it
     # continues in a new invocation (the longest model step expected plus a safety margin).
     turn_margin: float = 120.0
+    # Served by `agentkit serve --emulate-aws` (agentkit.emulator), not by AWS.
+    emulated: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -91,6 +93,7 @@ class AwsSettings:
             workspace_bucket=env.get("AGENTKIT_WORKSPACE_BUCKET") or None,
             workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
             turn_margin=_seconds(env, "AGENTKIT_TURN_MARGIN", 120.0),
+            emulated=env.get("AGENTKIT_EMULATED") == "1",
         )
 
     def service_endpoint(self, service: str) -> str | None:

@@ -78,6 +78,25 @@ def register(subparsers: Any) -> None:
     p.add_argument("--state-root", type=Path, metavar="DIR", help="sessions go in DIR/<slug>/")
     p.add_argument("--max-body-bytes", type=int, default=None, metavar="N")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    emulate = p.add_argument_group("the deployed shape, emulated (see docs/deploy.md)")
+    emulate.add_argument(
+        "--emulate-aws",
+        action="store_true",
+        help="serve through the Lambda handlers, with DynamoDB, Streams, Scheduler emulated",
+    )
+    emulate.add_argument(
+        "--dynamodb-endpoint", metavar="URL", help="DynamoDB Local instead of moto"
+    )
+    emulate.add_argument(
+        "--chaos", metavar="SPEC", help="inject faults: duplicate=0.3,timeout=0.1,..."
+    )
+    emulate.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="scale Lambda's retry delays, the sweep and the turn lease (0.05: 20x faster)",
+    )
     p.set_defaults(func=run)
 
 
@@ -106,6 +125,14 @@ def _is_loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "emulate_aws", False):
+        from agentkit.emulator.command import run_emulated
+
+        return run_emulated(args, args.dirs or [Path(".")])
+    return _serve_local(args)
+
+
+def _serve_local(args: argparse.Namespace) -> int:
     from agentkit.hosts.local import LocalHost, LocalHostOptions
     from agentkit.project.bundle import AgentBundle
     from agentkit.server.app import create_app

@@ -113,6 +113,7 @@ def meta_router(
             base_path=base_path,
             playground=options.playground,
             docs=options.docs,
+            host=str(getattr(mount.host, "kind", "local")),
         )
 
     @router.get("/v1/logs", response_model=LogPage, response_model_by_alias=True)

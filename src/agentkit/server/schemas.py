@@ -162,6 +162,9 @@ class Meta(_Reply):
     base_path: str = Field(description="'' in single mode, '/<slug>' in multi mode.")
     playground: bool
     docs: bool
+    host: str = Field(
+        default="local", description="Where the agent runs: local, aws or aws-emulated."
+    )
 
 
 class LogLine(_Reply):

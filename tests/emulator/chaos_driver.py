@@ -1,0 +1,183 @@
+"""Drive sessions through a running emulator under `--chaos` and check the promises:
+every session settles with gap-free indexes, no tool side effect runs twice, hooks see every
+event at least once, and each reminder fires once. Shared by the chaos test and the bench.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.emulator.helpers import Emulated, StandIn
+
+SETTLED = ("idle", "completed", "failed")
+_REMINDER_ID = re.compile(r"rem_[A-Za-z0-9_-]+")
+
+
+@dataclass
+class Outcome:
+    """What the checks found, summed over sessions."""
+
+    sessions: int = 0
+    settled: int = 0
+    events: int = 0
+    gaps: list[str] = field(default_factory=list)
+    effects: int = 0
+    effects_twice: list[str] = field(default_factory=list)
+    hook_misses: list[str] = field(default_factory=list)
+    reminders_armed: int = 0
+    reminders_fired: int = 0
+    reminders_twice: list[str] = field(default_factory=list)
+    failed_turns: int = 0
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.settled != self.sessions:
+            found.append(f"{self.sessions - self.settled} session(s) never settled")
+        found += [f"index gap: {g}" for g in self.gaps]
+        found += [f"effect ran twice: {k}" for k in self.effects_twice]
+        found += [f"hooks missed: {m}" for m in self.hook_misses]
+        found += [f"reminder fired twice: {r}" for r in self.reminders_twice]
+        if self.reminders_fired < self.reminders_armed:
+            found.append(f"{self.reminders_armed - self.reminders_fired} reminder(s) never fired")
+        return found
+
+
+def _wait_settled(server: Emulated, session_id: str, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    status = "unknown"
+    while time.monotonic() < deadline:
+        status = server.status(session_id)
+        if status in (*SETTLED, "awaiting_approval"):
+            return status
+        time.sleep(0.3)
+    return status
+
+
+def _call_retrying(server: Emulated, method: str, path: str, body: Any) -> tuple[int, Any]:
+    """As a client of a deployed API does: 429 and 5xx are retried with a backoff."""
+    code, answer = 0, None
+    for attempt in range(6):
+        code, answer = server.call(method, path, body)
+        if code != 429 and code < 500:
+            break
+        time.sleep(0.2 * 2**attempt)
+    return code, answer
+
+
+def drive_session(server: Emulated, timeout: float) -> str | None:
+    """One conversation: a tool needing approval (approved), then a reminder."""
+    code, started = _call_retrying(server, "POST", "/v1/session", {"message": "deploy it"})
+    if code != 200:
+        return None
+    session_id = str(started["sessionId"])
+    token = started["continuationToken"]
+    status = _wait_settled(server, session_id, timeout)
+    if status == "awaiting_approval":
+        _, pending = server.call("GET", f"/v1/session/{session_id}/approvals")
+        for approval in pending.get("approvals", []):
+            server.call(
+                "POST",
+                f"/v1/session/{session_id}/approvals/{approval['callId']}",
+                {"decision": "approve"},
+            )
+        status = _wait_settled(server, session_id, timeout)
+    if status in SETTLED:
+        code, _ = server.call(
+            "POST",
+            f"/v1/session/{session_id}",
+            {"message": "remind me", "continuationToken": token},
+        )
+        if code == 200:
+            _wait_settled(server, session_id, timeout)
+    return session_id
+
+
+def _approve_all(server: Emulated, session_id: str) -> None:
+    _, pending = server.call("GET", f"/v1/session/{session_id}/approvals")
+    for approval in pending.get("approvals", []):
+        server.call(
+            "POST",
+            f"/v1/session/{session_id}/approvals/{approval['callId']}",
+            {"decision": "approve"},
+        )
+
+
+def _reminders(events: list[dict[str, Any]]) -> tuple[set[str], int]:
+    """The reminders a session's tools armed, and how many reminder messages came back."""
+    armed = {
+        m
+        for e in events
+        if e["type"] != "message.received"
+        for m in _REMINDER_ID.findall(json.dumps(e.get("data")))
+    }
+    fired = sum(
+        1
+        for e in events
+        if e["type"] == "message.received" and e["data"].get("source") == "reminder"
+    )
+    return armed, fired
+
+
+def _quiet(server: Emulated, session_ids: list[str], deadline: float) -> None:
+    """Until every session is settled and every armed reminder has come back."""
+    while time.monotonic() < deadline:
+        done = True
+        for session_id in session_ids:
+            status = server.status(session_id)
+            if status == "awaiting_approval":
+                _approve_all(server, session_id)
+            armed, fired = _reminders(server.events(session_id))
+            done = done and status in SETTLED and fired >= len(armed)
+        if done:
+            return
+        time.sleep(0.5)
+
+
+def _hooks_missed(server: Emulated, wanted: set[tuple[str, int]], deadline: float) -> list[int]:
+    seen: set[tuple[str, int]] = set()
+    while time.monotonic() < deadline:
+        seen = {(c["sessionId"], c["index"]) for c in server.hook_calls()}
+        if wanted <= seen:
+            return []
+        time.sleep(0.3)
+    return sorted(i for _, i in wanted - seen)
+
+
+def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: float) -> Outcome:
+    """Wait for the stack to go quiet, then check every promise."""
+    out = Outcome(sessions=len(session_ids))
+    _quiet(server, session_ids, time.monotonic() + timeout)
+    time.sleep(2.0)  # a duplicate firing or delivery, had there been one, lands within this
+    hook_deadline = time.monotonic() + 30
+    for session_id in session_ids:
+        events = server.events(session_id)
+        out.events += len(events)
+        out.settled += server.status(session_id) in SETTLED
+        indexes = [e["index"] for e in events]
+        if indexes != list(range(len(indexes))):
+            out.gaps.append(f"{session_id}: {indexes}")
+        out.failed_turns += sum(1 for e in events if e["type"] == "turn.failed")
+        armed, fired = _reminders(events)
+        out.reminders_armed += len(armed)
+        out.reminders_fired += min(fired, len(armed))
+        if fired > len(armed):
+            out.reminders_twice.append(session_id)
+        missed = _hooks_missed(server, {(session_id, i) for i in indexes}, hook_deadline)
+        if missed:
+            out.hook_misses.append(f"{session_id}: {missed}")
+    with standin.lock:
+        out.effects = sum(standin.effects.values())
+        out.effects_twice = [k for k, n in standin.effects.items() if n > 1]
+    return out
+
+
+def run_sessions(server: Emulated, standin: StandIn, count: int, timeout: float) -> Outcome:
+    """`count` conversations, a few at a time, then the checks."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ids = [s for s in pool.map(lambda _: drive_session(server, timeout), range(count)) if s]
+    return check(server, standin, ids, timeout)

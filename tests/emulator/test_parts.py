@@ -1,0 +1,97 @@
+"""The emulator's parts on their own: the chaos spec, the botocore fault hook against a
+real DynamoDB-API server, the template's function shapes, Scheduler's expressions, and the
+stream mapping's filter and partial batch failures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from agentkit.emulator.chaos import ChaosSpec, ChaosSpecError, install_dynamodb_faults
+from agentkit.emulator.scheduler import cron_to_standard, next_occurrence
+from agentkit.emulator.streams import _first_failure, matches
+from agentkit.emulator.template import DEFAULT_SHAPE, read_template
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_chaos_spec_reads_rates_and_seed() -> None:
+    spec = ChaosSpec.parse("duplicate=0.5,timeout=0.2,throttle=0.1,seed=7")
+    assert (spec.duplicate, spec.timeout, spec.throttle, spec.seed) == (0.5, 0.2, 0.1, 7)
+    assert spec.conflict == 0.1  # follows throttle unless given
+    assert spec.late == 0.25  # half of duplicate unless given
+    assert ChaosSpec.parse(spec.as_text()) == spec
+
+
+@pytest.mark.parametrize("text", ["duplicate", "duplicate=2", "flood=0.1", "seed=x"])
+def test_chaos_spec_refuses_what_it_cannot_read(text: str) -> None:
+    with pytest.raises(ChaosSpecError):
+        ChaosSpec.parse(text)
+
+
+def test_the_fault_hook_throttles_dynamodb_calls_beneath_botocore(dynamodb_endpoint: str) -> None:
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    session = boto3.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
+    install_dynamodb_faults(session.events, ChaosSpec(throttle=1.0, conflict=0.0), serial=1)
+    client = session.client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        config=Config(retries={"mode": "standard", "max_attempts": 3}),
+    )
+    with pytest.raises(ClientError) as caught:
+        client.list_tables()
+    assert caught.value.response["Error"]["Code"] in (
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+    )
+    assert caught.value.response["ResponseMetadata"]["RetryAttempts"] >= 2  # botocore retried
+
+
+def test_function_shapes_are_the_templates() -> None:
+    shape = read_template(REPO / "template.yaml")
+    assert shape == DEFAULT_SHAPE
+    turn = shape.function("TurnFunction")
+    assert (turn.timeout, turn.max_retries, turn.max_event_age) == (900, 2, 3600)
+    assert shape.stream.batch_size == 100
+    assert shape.stream.filter_pattern["eventName"] == ["INSERT"]
+
+
+def test_eventbridge_cron_is_read_with_sunday_as_one() -> None:
+    assert cron_to_standard("0 9 ? * 2-6 *") == "0 9 * * 1-5"
+    monday = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+    assert next_occurrence("cron(0 9 ? * 2-6 *)", monday) == datetime(
+        2026, 11, 30, 9, 0, tzinfo=UTC
+    )
+
+
+def test_at_fires_once_and_rate_counts_from_its_start() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    at = "at(2026-01-01T00:00:05)"
+    assert next_occurrence(at, start) == datetime(2026, 1, 1, 0, 0, 5, tzinfo=UTC)
+    assert next_occurrence(at, datetime(2026, 1, 1, 0, 0, 5, tzinfo=UTC)) is None
+    later = datetime(2026, 1, 1, 0, 7, tzinfo=UTC)
+    assert next_occurrence("rate(5 minutes)", later, start) == datetime(
+        2026, 1, 1, 0, 10, tzinfo=UTC
+    )
+
+
+def test_the_stream_filter_passes_inserted_events_only() -> None:
+    pattern = DEFAULT_SHAPE.stream.filter_pattern
+    event = {"eventName": "INSERT", "dynamodb": {"NewImage": {"kind": {"S": "event"}}}}
+    chunk = {"eventName": "INSERT", "dynamodb": {"NewImage": {"kind": {"S": "chunk"}}}}
+    removed = {"eventName": "REMOVE", "dynamodb": {}}
+    assert [matches(pattern, r) for r in (event, chunk, removed)] == [True, False, False]
+
+
+def test_a_partial_batch_failure_is_redelivered_from_the_first_failed_record() -> None:
+    records = [{"dynamodb": {"SequenceNumber": str(n)}} for n in (10, 11, 12)]
+    answer = {"batchItemFailures": [{"itemIdentifier": "11"}, {"itemIdentifier": "12"}]}
+    assert _first_failure(answer, records) == 1
+    assert _first_failure({"batchItemFailures": []}, records) is None
