@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test coverage evals serve bench clean
+.PHONY: setup check lint typecheck test coverage evals serve bench clean node-deps
 
 $(BIN)/agentkit: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,8 +21,17 @@ typecheck: setup
 
 check: lint typecheck
 
-test: setup
+test: setup node-deps
 	$(BIN)/python -m pytest -q
+
+# The official Node clients the protocol tests drive the server with (AG-UI, the AI SDK),
+# pinned by tests/protocols/node/package-lock.json.
+NODE_CLIENTS := tests/protocols/node
+$(NODE_CLIENTS)/node_modules/.package-lock.json: $(NODE_CLIENTS)/package-lock.json
+	npm ci --prefix $(NODE_CLIENTS) --no-audit --no-fund
+	touch $@
+
+node-deps: $(NODE_CLIENTS)/node_modules/.package-lock.json
 
 # The suite under coverage, subprocesses included (pyproject.toml [tool.coverage]); prints
 # the per-module table and, last, the total. Slower than `make test`, so never its default.
