@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean
+.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean node-deps
 
 $(BIN)/agentkit: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,7 +23,7 @@ check: lint typecheck
 
 # The whole suite, in parallel (one worker per core; a module's tests stay on one worker,
 # so a server a module shares starts once), then the 20 slowest tests.
-test: setup
+test: setup node-deps
 	$(BIN)/python -m pytest -q -n auto --dist loadscope --durations=20
 
 # The quick check (about a minute): discovery and the manifest, a turn on the test model,
@@ -31,6 +31,15 @@ test: setup
 # and the playground in Chromium.
 smoke: setup
 	$(BIN)/python -m pytest -q -m smoke
+
+# The official Node clients the protocol tests drive the server with (AG-UI, the AI SDK),
+# pinned by tests/protocols/node/package-lock.json.
+NODE_CLIENTS := tests/protocols/node
+$(NODE_CLIENTS)/node_modules/.package-lock.json: $(NODE_CLIENTS)/package-lock.json
+	npm ci --prefix $(NODE_CLIENTS) --no-audit --no-fund
+	touch $@
+
+node-deps: $(NODE_CLIENTS)/node_modules/.package-lock.json
 
 # The suite under coverage, subprocesses included (pyproject.toml [tool.coverage]); prints
 # the per-module table and, last, the total. Slower than `make test`, so never its default.

@@ -65,6 +65,16 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/v1/session/{session_id}/approvals/{call_id}"): {"decision": "deny"},
     ("post", "/v1/tools/{tool_name}"): {"input": {"city": "Oslo"}, "sessionId": "{session_id}"},
     ("post", "/v1/dev/evals/runs"): {},
+    # A thread of the caller's own (created on first use): Bob's run never meets Alice's.
+    ("post", "/v1/ag-ui"): {
+        "threadId": "matrix-thread",
+        "runId": "matrix-run",
+        "messages": [{"id": "u1", "role": "user", "content": "hello"}],
+    },
+    ("post", "/v1/ai-sdk/chat"): {
+        "id": "matrix-chat",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}],
+    },
 }
 
 

@@ -121,6 +121,10 @@ def create_app(
             from agentkit.server.channel_routes import channel_router
 
             install_router(app, channel_router(mount, options), responses=ERROR_RESPONSES)
+        # `/v1/ag-ui`: the agent as an AG-UI agent (see docs/protocols.md).
+        _include_optional(app, "agentkit.server.ag_ui_routes", "ag_ui_router", mount, options)
+        # `/v1/ai-sdk/chat`: the AI SDK's UI message stream, for `useChat`.
+        _include_optional(app, "agentkit.server.ai_sdk_routes", "ai_sdk_router", mount, options)
         # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
         _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:
