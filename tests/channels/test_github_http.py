@@ -431,7 +431,7 @@ def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, c
 
 def test_host_webhook_route_fans_out(github, standin) -> None:
     body, headers = delivery(
-        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), None
+        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), SECRET
     )
     r = httpx.post(f"{github.root_url}/v1/webhooks/github", content=body, headers=headers)
     assert r.status_code == 200, r.text
@@ -442,7 +442,7 @@ def test_host_webhook_route_fans_out(github, standin) -> None:
         content=body,
         headers={**headers, "X-Forwarded-For": "1.2.3.4"},
     )
-    assert proxied.status_code == 403
+    assert proxied.status_code == 401
     wait_for(lambda: standin.comments(9), "the reply")
 
 

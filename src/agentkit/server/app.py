@@ -132,10 +132,10 @@ def create_app(
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
-    if any(m.channels is not None for m in mounts):
+    if options.dev and any(m.channels is not None for m in mounts):
         from agentkit.server.channel_routes import github_webhook_router
 
-        install_router(app, github_webhook_router(mounts, options.auth.local_hosts))
+        install_router(app, github_webhook_router(mounts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
     install_router(app, _api_docs_router())
