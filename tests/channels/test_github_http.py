@@ -429,6 +429,23 @@ def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, c
     assert any("no webhook secret" in line["message"] for line in logs)
 
 
+def test_an_unsigned_delivery_needs_an_exact_loopback_host(
+    serve_channels, standin, channel_env
+) -> None:
+    Path(channel_env["GATE_FILE"]).touch()
+    served = serve_channels("--dev", env={"GITHUB_API_URL": standin.url})
+    url = f"{served.url}/v1/channels/github"
+    for number, host in enumerate(("127.0.0.1.attacker.example", "127.0.0.1.nip.io"), 20):
+        payload = pull_request("opened", number, title="Tidy", head=HEAD)
+        body, headers = delivery("pull_request", payload, None)
+        r = httpx.post(url, content=body, headers={**headers, "Host": host}, timeout=30)
+        assert r.status_code in (401, 421), (host, r.text)
+    assert listed(served.url) == []
+    body, headers = delivery("pull_request", pull_request("opened", 22, title="t", head=HEAD), None)
+    r = httpx.post(url, content=body, headers={**headers, "Host": "[::1]"}, timeout=30)
+    assert r.status_code == 200, r.text
+
+
 def test_host_webhook_route_fans_out(github, standin) -> None:
     body, headers = delivery(
         "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), SECRET
