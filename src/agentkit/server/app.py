@@ -37,6 +37,12 @@ from agentkit.server.state import ServerState
 
 OPENAPI_URL = "/v1/openapi.json"
 API_DOCS_URL = "/v1/api-docs"
+API_DOCS_HEADERS = {
+    "content-security-policy": "frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
 LOGGERS = ("agentkit", "uvicorn.error")
 Hook = Callable[[], Awaitable[None]]
 DESCRIPTION = (
@@ -214,6 +220,9 @@ def _api_docs_router() -> APIRouter:
 
     @router.get(API_DOCS_URL, include_in_schema=False)
     async def api_docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
+        page = get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
+        # Never framed by another site, never sniffed as anything but HTML.
+        page.headers.update(API_DOCS_HEADERS)
+        return page
 
     return router
