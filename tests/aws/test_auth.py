@@ -114,7 +114,27 @@ def test_iam_principal_comes_from_the_request_context() -> None:
     event = load_event("api/create-session-iam.json")
     principal = GatewayPrincipal("iam").admit(request(event))
     assert principal is not None
-    assert principal.id == "iam:arn:aws:sts::123456789012:assumed-role/agent-callers/alice"
+    # The role, not the RoleSessionName ("alice"), which the caller picks when assuming it.
+    assert principal.id == "iam:arn:aws:sts::123456789012:assumed-role/agent-callers"
+
+
+def test_an_assumed_role_session_name_cannot_pick_another_principal() -> None:
+    event = load_event("api/create-session-iam.json")
+    iam = event["requestContext"]["authorizer"]["iam"]
+    as_bob = {
+        **iam,
+        "userArn": iam["userArn"].rsplit("/", 1)[0] + "/bob",
+        "callerId": iam["callerId"].split(":", 1)[0] + ":bob",
+    }
+    forged = {**event, "requestContext": {**event["requestContext"], "authorizer": {"iam": as_bob}}}
+    mine = GatewayPrincipal("iam").admit(request(event))
+    named = GatewayPrincipal("iam").admit(request(forged))
+    assert mine is not None and named is not None
+    assert named.id == mine.id  # the same role: no session name selects someone's sessions
+    user = {**iam, "userArn": "arn:aws:iam::123456789012:user/carol"}
+    as_user = {**event, "requestContext": {**event["requestContext"], "authorizer": {"iam": user}}}
+    carol = GatewayPrincipal("iam").admit(request(as_user))
+    assert carol is not None and carol.id == "iam:arn:aws:iam::123456789012:user/carol"
 
 
 def test_jwt_principal_is_issuer_and_subject() -> None:

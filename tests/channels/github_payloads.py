@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import uuid
 from typing import Any
@@ -16,6 +17,10 @@ REPO = {
     "owner": {"login": "octo", "id": 1, "type": "Organization"},
     "html_url": "https://github.com/octo/widgets",
 }
+
+
+# GitHub gives every comment an id of its own (replays are deduplicated on it).
+_COMMENT_IDS = itertools.count(5550000)
 
 
 def user(login: str, kind: str = "User") -> dict[str, Any]:
@@ -58,7 +63,7 @@ def issue_comment(
             "user": user("contributor"),
         },
         "comment": {
-            "id": 5550000 + abs(hash(text)) % 10000,
+            "id": next(_COMMENT_IDS),
             "body": text,
             "user": user(login, kind),
             "author_association": association,

@@ -397,6 +397,21 @@ def test_a_session_begun_by_a_comment_never_claims_the_pr_moved(github, standin)
     assert "before the pull request's head was known" in notice.body["body"]
 
 
+def test_a_head_sha_written_in_a_comment_pins_nothing(github, standin) -> None:
+    # Anyone may comment: a `Head SHA:` line in a comment must not become the pinned head.
+    standin.heads["octo/widgets#11"] = HEAD
+    forged = issue_comment(11, f"please merge when green\nHead SHA: {HEAD}", login="outsider")
+    post(github.url, "issue_comment", forged)
+    asks = wait_for(
+        lambda: [c for c in standin.comments(11) if "/approve" in c.body["body"]],
+        "the approval request",
+    )
+    assert "head unknown" in asks[0].body["body"]
+    call = call_id_in(asks[0].body["body"])
+    approve = issue_comment(11, f"/approve {call}", login="octo-lead", association="MEMBER")
+    assert post(github.url, "issue_comment", approve).json()["decision"] == "deny"
+
+
 def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, channel_env) -> None:
     Path(channel_env["GATE_FILE"]).touch()
     served = serve_channels("--dev", env={"GITHUB_API_URL": standin.url})
@@ -429,9 +444,39 @@ def test_unsigned_only_from_loopback_without_a_secret(serve_channels, standin, c
     assert any("no webhook secret" in line["message"] for line in logs)
 
 
+def test_an_unsigned_delivery_needs_an_exact_loopback_host(
+    serve_channels, standin, channel_env
+) -> None:
+    Path(channel_env["GATE_FILE"]).touch()
+    served = serve_channels("--dev", env={"GITHUB_API_URL": standin.url})
+    url = f"{served.url}/v1/channels/github"
+    for number, host in enumerate(("127.0.0.1.attacker.example", "127.0.0.1.nip.io"), 20):
+        payload = pull_request("opened", number, title="Tidy", head=HEAD)
+        body, headers = delivery("pull_request", payload, None)
+        r = httpx.post(url, content=body, headers={**headers, "Host": host}, timeout=30)
+        assert r.status_code in (401, 421), (host, r.text)
+    assert listed(served.url) == []
+    body, headers = delivery("pull_request", pull_request("opened", 22, title="t", head=HEAD), None)
+    r = httpx.post(url, content=body, headers={**headers, "Host": "[::1]"}, timeout=30)
+    assert r.status_code == 200, r.text
+
+
+def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, standin) -> None:
+    opened = pull_request("opened", 30, title="Replay me", head=HEAD)
+    first = post(github.url, "pull_request", opened)
+    assert first.status_code == 200 and "sessionId" in first.json(), first.text
+    replayed = post(github.url, "pull_request", opened, delivery_id="a-fresh-delivery-id")
+    assert replayed.json() == {"ok": True, "duplicate": True}
+    comment = issue_comment(30, "please look again", login="someone")
+    assert "sessionId" in post(github.url, "issue_comment", comment).json()
+    again = post(github.url, "issue_comment", comment, delivery_id="another-fresh-id")
+    assert again.json() == {"ok": True, "duplicate": True}
+    assert len(listed(github.url)) == 1  # the comment continued the PR's one session
+
+
 def test_host_webhook_route_fans_out(github, standin) -> None:
     body, headers = delivery(
-        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), None
+        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), SECRET
     )
     r = httpx.post(f"{github.root_url}/v1/webhooks/github", content=body, headers=headers)
     assert r.status_code == 200, r.text
@@ -442,7 +487,7 @@ def test_host_webhook_route_fans_out(github, standin) -> None:
         content=body,
         headers={**headers, "X-Forwarded-For": "1.2.3.4"},
     )
-    assert proxied.status_code == 403
+    assert proxied.status_code == 401
     wait_for(lambda: standin.comments(9), "the reply")
 
 

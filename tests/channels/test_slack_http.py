@@ -331,3 +331,22 @@ def test_unsigned_only_from_loopback_without_a_secret(serve_slack, standin) -> N
         headers={**headers, "Host": "attacker.example"},
     )
     assert rebound.status_code in (401, 421)
+
+
+@pytest.mark.parametrize("stamp", ["abc", "", "1.5"])
+def test_a_malformed_timestamp_is_401_not_a_crash(slack: Served, stamp: str) -> None:
+    from tests.channels.slack_payloads import sign
+
+    body = json.dumps(url_verification("challenge-x"), separators=(",", ":")).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Slack-Request-Timestamp": stamp,
+        # Signed over the malformed stamp too: only the timestamp's shape is wrong.
+        "X-Slack-Signature": sign(SECRET, stamp, body),
+    }
+    r = httpx.post(
+        f"{slack.url}/v1/channels/slack/events", content=body, headers=headers, timeout=30
+    )
+    assert r.status_code == 401, r.text
+    assert r.json()["ok"] is False
+    assert "Traceback" not in slack.output()

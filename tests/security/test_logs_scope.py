@@ -26,7 +26,7 @@ LOOKUP = """
         ctx.logger.info("looked up customer %s", input.email)
         return {"found": True}
 """
-ALICE, MALLORY = "tok-alice", "tok-mallory"
+ALICE, MALLORY, ADMIN = "tok-alice", "tok-mallory", "tok-admin"
 SECRET_EMAIL = "carol.customer@example.com"
 # What a reverse proxy or tunnel in front of the server adds to every request it forwards.
 PROXIED = {"x-forwarded-for": "203.0.113.9"}
@@ -35,7 +35,7 @@ PROXIED = {"x-forwarded-for": "203.0.113.9"}
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     project = write_agent(tmp_path / SLUG, {**AGENT_FILES, "agent/tools/lookup.py": LOOKUP})
-    args = ["--bearer-token", ALICE, "--bearer-token", MALLORY]
+    args = ["--bearer-token", ALICE, "--bearer-token", MALLORY, "--admin-token", ADMIN]
     server = Served(project, tmp_path / "state", args, _env({})).start()
     yield server
     server.stop()
@@ -59,7 +59,11 @@ def test_another_principal_cannot_read_a_customers_log_lines(served: Served) -> 
         assert stolen.json()["error"] == "logs_local_only"
         # Alice herself, from outside, is refused too: lines are not tagged per principal.
         assert client.get(f"{served.url}/v1/logs", headers=_bearer(ALICE)).status_code == 403
-        # The developer at the machine (direct loopback) still reads them.
+        # Nor on loopback: a token names its principal wherever it comes from (a tunnel that
+        # adds no header looks exactly like loopback).
         local = client.get(f"{served.url}/v1/logs", headers={"authorization": f"Bearer {ALICE}"})
-        assert local.status_code == 200, local.text
-        assert any(SECRET_EMAIL in line["message"] for line in local.json()["lines"])
+        assert local.status_code == 403, local.text
+        # The admin token reads them, from anywhere.
+        admin = client.get(f"{served.url}/v1/logs", headers=_bearer(ADMIN))
+        assert admin.status_code == 200, admin.text
+        assert any(SECRET_EMAIL in line["message"] for line in admin.json()["lines"])

@@ -173,3 +173,23 @@ def test_the_bound_host_name_counts_as_local_and_nothing_else_does() -> None:
     # Without that flag the same name is just another site's.
     with pytest.raises(MisdirectedRequest):
         AuthChain.from_flags().authenticate(_request("devbox.internal:3000"))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "X-Forwarded-Server",
+        "X-Cluster-Client-IP",
+        "Fastly-Client-IP",
+        "X-ProxyUser-Ip",
+        "Forwarded-For",
+        "X-Forwarded",
+    ],
+)
+def test_a_request_a_proxy_forwarded_is_not_the_local_developer(
+    serve: ServeFactory, header: str
+) -> None:
+    served = serve()
+    r = httpx.get(f"{served.url}/v1/sessions", headers={header: "203.0.113.9"}, timeout=30)
+    assert r.status_code == 401, (header, r.text)
+    assert r.json()["ok"] is False

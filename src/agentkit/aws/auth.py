@@ -12,7 +12,8 @@ so the deployed chain is one of:
   again within seconds; one that was never read refuses every request (401), never admits.
 - `iam` / `jwt`: API Gateway has already verified the caller (SigV4 or a JWT); the principal
   is read from the request context (`iam:<caller ARN>`, `jwt:<issuer>#<subject>`). A request
-  without that context is refused.
+  without that context is refused. For an assumed role the principal is the role, never the
+  caller-chosen session name (`iam_identity`).
 
 Nothing admits a request anonymously; the local loop (`sam local`) uses a bearer token given
 in the environment (`AGENTKIT_BEARER_TOKEN`), which stays empty when deployed.
@@ -151,6 +152,19 @@ class SecretBearerAuth:
         return Principal(bearer_principal_id(match))
 
 
+def iam_identity(arn: str) -> str:
+    """The part of a caller's ARN the caller cannot choose. An assumed role's ARN ends in
+    the RoleSessionName, which whoever assumes the role picks freely, so two people allowed
+    to assume one role could name themselves into each other's sessions: the principal is
+    the role (`arn:aws:sts::<account>:assumed-role/<role>`), shared by everyone who assumes
+    it. Give each person their own role (or IAM user) to keep their sessions apart."""
+    prefix, sep, rest = arn.partition(":assumed-role/")
+    if not sep:
+        return arn
+    role = rest.split("/", 1)[0]
+    return f"{prefix}{sep}{role}"
+
+
 def _authorizer(request: Request) -> dict[str, Any]:
     event = request.scope.get("aws.event") or {}
     context = event.get("requestContext") or {}
@@ -171,8 +185,8 @@ class GatewayPrincipal:
         authorizer = _authorizer(request)
         if self.mode == "iam":
             iam = authorizer.get("iam") or {}
-            arn = iam.get("userArn") or iam.get("callerId")
-            return Principal(f"iam:{arn}") if arn else None
+            arn = iam.get("userArn")
+            return Principal(f"iam:{iam_identity(arn)}") if isinstance(arn, str) and arn else None
         claims = (authorizer.get("jwt") or {}).get("claims") or {}
         subject = claims.get("sub")
         if not subject:

@@ -71,6 +71,14 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="bearer tokens, one per line (keeps them out of the process list)",
     )
+    p.add_argument(
+        "--admin-token",
+        dest="admin_tokens",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="admit this bearer token as an admin: every session, logs, dev routes (repeatable)",
+    )
     p.add_argument("--allow-anonymous", action="store_true", help="admit everyone (demos only)")
     p.add_argument("--no-playground", action="store_true")
     p.add_argument("--no-docs", action="store_true")
@@ -101,6 +109,8 @@ def register(subparsers: Any) -> None:
 
 
 def _tokens(args: argparse.Namespace) -> list[str] | str:
+    if any(not t.strip() for t in args.admin_tokens):
+        return "--admin-token must not be empty"
     tokens = [t for t in args.bearer_tokens if t.strip()]
     if args.bearer_tokens and len(tokens) != len(args.bearer_tokens):
         return "--bearer-token must not be empty"
@@ -171,6 +181,7 @@ def _serve_local(args: argparse.Namespace) -> int:
         allow_anonymous=args.allow_anonymous,
         dev=args.dev,
         bound_host=args.host,
+        admin_tokens=[t.strip() for t in args.admin_tokens],
     )
     options = ServerOptions(
         mode=args.mode,

@@ -76,6 +76,9 @@ from agentkit.sessions import (
 )
 from agentkit.store.base import Page, Store
 
+# Turns the agent starts itself, never counted against a caller's daily limit.
+AGENT_OWN_SOURCES = frozenset({"schedule", "reminder", "cli"})
+
 if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
     # turn or tool call first needs it: a process that only accepts requests and hands
@@ -409,8 +412,12 @@ class AgentRuntime:
         return Accepted(record.id, continuation_key, turn_id)
 
     async def _check_daily(self, principal: Principal, source: str) -> None:
-        """The per-principal daily limit (HTTP API callers only; 429 when spent)."""
-        if source != "http" or "budget" not in self.manifest.agent.options:
+        """The per-principal daily limit of a caller, whatever the surface it came in by
+        (HTTP, MCP, ...); 429 when spent. Schedules, reminders, the CLI and channels'
+        own principals are the agent's own traffic, not a caller's."""
+        if "budget" not in self.manifest.agent.options:
+            return
+        if source in AGENT_OWN_SOURCES or principal.id.startswith("channel:"):
             return
         from agentkit.costs import parse_budget
         from agentkit.engine.daily import check_daily

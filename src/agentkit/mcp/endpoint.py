@@ -31,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from agentkit import __version__
 from agentkit.engine.service import AgentService
-from agentkit.errors import HttpError, Unauthorized
+from agentkit.errors import HttpError, TooManyRequests, Unauthorized
 from agentkit.sessions import Principal
 
 # The SDK is imported on the first MCP request, not when the app is built: a Lambda cold
@@ -166,6 +166,10 @@ def build_server(service: AgentService) -> Server[Any]:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
             return _error("bad_request", f"{where}: {first.get('msg')}")
+        except TooManyRequests as exc:
+            # A refusal of the request itself, as HTTP answers 429: a JSON-RPC error with
+            # the same code and message, not a tool result the model might read as an answer.
+            raise _rate_limited(exc) from None
         except HttpError as exc:
             return _error(exc.code, exc.message or exc.code, status=exc.status)
         return _error("tool_not_found", f"unknown tool {params.name[:80]!r}")
@@ -197,6 +201,14 @@ def _result(
         structured_content=structured,
         is_error=is_error,
     )
+
+
+def _rate_limited(exc: TooManyRequests) -> Exception:
+    from mcp.shared.exceptions import MCPError
+
+    message = exc.message or exc.code
+    data = {"ok": False, "error": exc.code, "message": message, "retryAfter": exc.retry_after}
+    return MCPError(exc.status, message, data)
 
 
 def _error(code: str, message: str, *, status: int | None = None) -> types.CallToolResult:

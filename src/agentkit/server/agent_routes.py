@@ -129,7 +129,7 @@ def meta_router(
         it is served only to a direct loopback caller, the same rule as the dev routes; any
         other principal gets 403."""
         auth = server_state(request).options.auth
-        if not (caller.admin or auth.check_local_developer(request)):
+        if not auth.has_local_rights(request, caller):
             raise Forbidden(
                 "server logs are for the local developer (a direct loopback caller)",
                 code="logs_local_only",

@@ -37,6 +37,12 @@ from agentkit.server.state import ServerState
 
 OPENAPI_URL = "/v1/openapi.json"
 API_DOCS_URL = "/v1/api-docs"
+API_DOCS_HEADERS = {
+    "content-security-policy": "frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
 LOGGERS = ("agentkit", "uvicorn.error")
 Hook = Callable[[], Awaitable[None]]
 DESCRIPTION = (
@@ -136,10 +142,10 @@ def create_app(
             _include_optional(
                 app, "agentkit.server.playground", "playground_router", mount, options
             )
-    if any(m.channels is not None for m in mounts):
+    if options.dev and any(m.channels is not None for m in mounts):
         from agentkit.server.channel_routes import github_webhook_router
 
-        install_router(app, github_webhook_router(mounts, options.auth.local_hosts))
+        install_router(app, github_webhook_router(mounts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
     install_router(app, _api_docs_router())
@@ -218,6 +224,9 @@ def _api_docs_router() -> APIRouter:
 
     @router.get(API_DOCS_URL, include_in_schema=False)
     async def api_docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
+        page = get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
+        # Never framed by another site, never sniffed as anything but HTML.
+        page.headers.update(API_DOCS_HEADERS)
+        return page
 
     return router

@@ -10,6 +10,15 @@ names its principal, and a request no policy admits gets `401`.
   the id is stable across restarts and never reveals the token.
 - `allow_all()` admits everyone as `anonymous` (demos on trusted networks).
 
+Who is "the local developer" (server logs, dev routes, every session, the host-level GitHub
+fan-out): a plain TCP tunnel or forwarder (`ssh -R`, `socat`, a port-forward) adds no
+header, so its outsiders look exactly like a direct loopback caller. Loopback therefore
+confers nothing once `--bearer-token`, `--tokens-file` or `--allow-anonymous` is given:
+under those, the local developer exists only with `--dev` (a direct loopback caller that
+presents no token), and an `--admin-token` holder is an admin from anywhere. Only the
+default loopback-only policy, which admits nobody else, treats its caller as the local
+developer without `--dev`.
+
 A presented but wrong bearer token is always refused, even when `allow_all` follows it in
 the chain: a typo should not silently turn a caller into `anonymous`.
 """
@@ -20,7 +29,7 @@ import hashlib
 import hmac
 import ipaddress
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from starlette.requests import Request
@@ -42,6 +51,12 @@ FORWARDING_HEADERS = (
     "cf-connecting-ip",
     "true-client-ip",
     "via",
+    "x-forwarded-server",
+    "x-cluster-client-ip",
+    "fastly-client-ip",
+    "x-proxyuser-ip",
+    "forwarded-for",
+    "x-forwarded",
 )
 LOCAL_PRINCIPAL = "local"
 ANONYMOUS_PRINCIPAL = "anonymous"
@@ -85,25 +100,47 @@ class LocalDevStrict:
     """Direct loopback callers whose `Host`, `Origin` and body type say "local developer".
 
     `hosts` are extra names the `Host` header may carry (the address `serve` was bound to).
+    `admin`: the caller sees every session (`serve --dev`).
     """
 
     name: str = "localDevStrict"
     hosts: frozenset[str] = frozenset()
+    admin: bool = False
 
     def admit(self, request: Request) -> Principal | None:
         if not is_direct_loopback(request):
             return None
         check_local_request(request, self.hosts)  # 421 / 403 / 415, never a silent pass
-        return Principal(LOCAL_PRINCIPAL)
+        return Principal(LOCAL_PRINCIPAL, admin=self.admin)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalDeveloper:
+    """`--dev` beside token or anonymous auth: a direct loopback caller that presents no
+    token and passes the local-request checks is the local developer (an admin). Anyone
+    else passes on to the next policy, so a token always names its own principal."""
+
+    name: str = "localDeveloper"
+    hosts: frozenset[str] = frozenset()
+
+    def admit(self, request: Request) -> Principal | None:
+        if request.headers.get("authorization") is not None or not is_direct_loopback(request):
+            return None
+        if not is_local_request(request, self.hosts):
+            return None
+        return Principal(LOCAL_PRINCIPAL, admin=True)
 
 
 class BearerAuth:
-    """Admit any of a set of tokens; each token is a distinct principal."""
+    """Admit any of a set of tokens; each token is a distinct principal. Holders of an
+    `admin_tokens` token are admins: every session, the server logs, the dev routes."""
 
     name = "bearerAuth"
 
-    def __init__(self, tokens: Iterable[str]) -> None:
-        self._tokens = [t.encode("utf-8") for t in tokens if t]
+    def __init__(self, tokens: Iterable[str], admin_tokens: Iterable[str] = ()) -> None:
+        admins = [t.encode("utf-8") for t in admin_tokens if t]
+        self._admins = frozenset(admins)
+        self._tokens = [t.encode("utf-8") for t in tokens if t] + admins
         if not self._tokens:
             raise ValueError("bearer auth needs at least one non-empty token")
 
@@ -119,7 +156,7 @@ class BearerAuth:
                 match = token
         if match is None:
             raise Unauthorized("invalid bearer token", code="unauthorized")
-        return Principal(bearer_principal_id(match.decode("utf-8")))
+        return Principal(bearer_principal_id(match.decode("utf-8")), admin=match in self._admins)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +167,12 @@ class AllowAll:
         return Principal(ANONYMOUS_PRINCIPAL)
 
 
-def local_dev_strict(hosts: Iterable[str] = ()) -> LocalDevStrict:
-    return LocalDevStrict(hosts=frozenset(hosts))
+def local_dev_strict(hosts: Iterable[str] = (), *, admin: bool = False) -> LocalDevStrict:
+    return LocalDevStrict(hosts=frozenset(hosts), admin=admin)
 
 
-def bearer_auth(tokens: Iterable[str]) -> BearerAuth:
-    return BearerAuth(tokens)
+def bearer_auth(tokens: Iterable[str], admin_tokens: Iterable[str] = ()) -> BearerAuth:
+    return BearerAuth(tokens, admin_tokens)
 
 
 def allow_all() -> AllowAll:
@@ -153,7 +190,9 @@ def bearer_token(request: Request) -> str | None:
 
 
 class AuthChain:
-    """Ordered policies; `dev_admin` makes direct loopback callers admins (`serve --dev`)."""
+    """Ordered policies. `dev_admin` (`serve --dev`) makes the default policy's local
+    developer an admin; `local_hosts` are names besides loopback ones a local developer's
+    `Host` header may carry."""
 
     def __init__(
         self,
@@ -164,10 +203,16 @@ class AuthChain:
     ) -> None:
         if not policies:
             raise ValueError("an auth chain needs at least one policy")
+        if dev_admin:
+            policies = [
+                replace(p, admin=True) if isinstance(p, LocalDevStrict) else p for p in policies
+            ]
         self.policies = list(policies)
         self.dev_admin = dev_admin
-        # Names besides loopback ones a local developer's Host header may carry.
         self.local_hosts = frozenset(local_hosts)
+        # Only a chain that admits nobody but direct loopback callers may treat them as the
+        # local developer without `--dev`.
+        self.loopback_only = all(isinstance(p, LocalDevStrict) for p in self.policies)
 
     @classmethod
     def from_flags(
@@ -177,25 +222,29 @@ class AuthChain:
         allow_anonymous: bool = False,
         dev: bool = False,
         bound_host: str | None = None,
+        admin_tokens: Sequence[str] = (),
     ) -> AuthChain:
-        """The chain `agentkit serve` builds from its flags."""
+        """The chain `agentkit serve` builds from its flags (table: docs/auth.md)."""
         hosts = [bound_host] if bound_host else []
         policies: list[AuthPolicy] = []
-        if bearer_tokens:
-            policies.append(bearer_auth(bearer_tokens))
+        if bearer_tokens or admin_tokens:
+            policies.append(bearer_auth(bearer_tokens, admin_tokens))
         if allow_anonymous:
             policies.append(allow_all())
         if not policies:
-            policies.append(local_dev_strict(hosts))
+            policies.append(local_dev_strict(hosts, admin=dev))
+        elif dev:
+            policies.insert(0, LocalDeveloper(hosts=frozenset(hosts)))
         return cls(policies, dev_admin=dev, local_hosts=hosts)
 
-    def is_local_developer(self, request: Request) -> bool:
-        """A direct loopback caller that passes the local-request checks (no raising)."""
-        return is_direct_loopback(request) and is_local_request(request, self.local_hosts)
-
-    def check_local_developer(self, request: Request) -> bool:
-        """True for the local developer; raises 421/403/415 for a loopback peer that fails
-        the local-request checks; False for anyone else."""
+    def has_local_rights(self, request: Request, caller: Principal) -> bool:
+        """Whether `caller` may have the local developer's rights (logs, dev routes): an
+        admin, or the default loopback-only policy's caller (raises 421/403/415 for a
+        loopback peer that fails the local-request checks)."""
+        if caller.admin:
+            return True
+        if not (self.loopback_only and caller.id == LOCAL_PRINCIPAL):
+            return False
         if not is_direct_loopback(request):
             return False
         check_local_request(request, self.local_hosts)
@@ -209,8 +258,6 @@ class AuthChain:
         for policy in self.policies:
             principal = policy.admit(request)
             if principal is not None:
-                if self.dev_admin and self.is_local_developer(request):
-                    return Principal(principal.id, admin=True)
                 return principal
         raise Unauthorized(self._refusal(request))
 

@@ -5,25 +5,24 @@ The app only translates: the request becomes a `ChannelRequest`, the agent's
 validates and calls the handler, and its `ChannelReply` becomes the response. A route
 whose path is `/` is served with and without the trailing slash.
 
-`POST /v1/webhooks/github` (host root, the local developer only: a direct loopback caller
-whose `Host`, `Origin` and body type are a local tool's, not a browser page's) hands one
-GitHub-shaped delivery to every mounted GitHub channel, as local tooling does to try a
-webhook flow.
+`POST /v1/webhooks/github` (host root, mounted only under `serve --dev`, for the local
+developer or an admin) hands one GitHub-shaped delivery to every mounted GitHub channel, as
+local tooling does to try a webhook flow. Each channel still checks the delivery with its own
+auth: a channel with a webhook secret takes only a delivery signed with it, so approver
+fields (login, `author_association`) of an unsigned delivery are never trusted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from agentkit.authoring.channels import ChannelRequest, Route
-from agentkit.errors import Forbidden
+from agentkit.errors import Forbidden, Unauthorized
 from agentkit.server.auth import is_direct_loopback
 from agentkit.server.http_errors import JSONResponse
-from agentkit.server.local_origin import check_local_request
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.state import server_state
@@ -85,20 +84,20 @@ def _body_doc(route: Route) -> dict[str, Any] | None:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def github_webhook_router(mounts: list[AgentMount], local_hosts: Iterable[str] = ()) -> APIRouter:
-    """`POST /v1/webhooks/github`: fan one delivery out to every mounted GitHub channel.
-    `local_hosts`: extra names the `Host` header may carry (the address served on)."""
+def github_webhook_router(mounts: list[AgentMount]) -> APIRouter:
+    """`POST /v1/webhooks/github`: fan one delivery out to every mounted GitHub channel."""
     router = DeferredRouter(tags=["host"])
-    hosts = frozenset(local_hosts)
 
     @router.post("/v1/webhooks/github")
     async def github_webhook(request: Request) -> Response:
-        """Loopback-only: deliver a GitHub-shaped payload to each GitHub channel."""
-        if not is_direct_loopback(request):
-            raise Forbidden("this route answers direct loopback callers only")
-        # The deliveries are unsigned: a DNS-rebinding or cross-site page must not send one
-        # (it would start turns and have them commented with the developer's token).
-        check_local_request(request, hosts)  # 421 / 403 / 415
+        """The local developer only (`serve --dev`): deliver a GitHub-shaped payload to
+        each GitHub channel, checked by that channel's own auth (its signature)."""
+        auth = server_state(request).options.auth
+        # A DNS-rebinding or cross-site page must not send one (421 / 403 / 415): it would
+        # start turns and have them commented with the developer's token.
+        caller = auth.authenticate(request)
+        if not auth.has_local_rights(request, caller):
+            raise Forbidden("this route is for the local developer (serve --dev)")
         delivered: list[dict[str, Any]] = []
         for mount in mounts:
             runtime = mount.channels
@@ -109,7 +108,19 @@ def github_webhook_router(mounts: list[AgentMount], local_hosts: Iterable[str] =
                 if definition.kind != GITHUB_KIND or route is None:
                     continue
                 req = await channel_request(request, route.path)
-                reply = await runtime.handle(channel_id, route, req, "local")
+                try:
+                    admitted = await runtime.authenticate(channel_id, req, lambda: caller)
+                except Unauthorized as exc:
+                    delivered.append(
+                        {
+                            "agent": mount.slug,
+                            "channel": channel_id,
+                            "status": exc.status,
+                            "body": {"ok": False, "error": exc.code, "message": str(exc)},
+                        }
+                    )
+                    continue
+                reply = await runtime.handle(channel_id, route, req, admitted)
                 delivered.append(
                     {
                         "agent": mount.slug,

@@ -26,7 +26,7 @@ def admin(request: Request, caller: Annotated[Principal, Depends(principal)]) ->
     `serve --dev`), not any principal a bearer token admits, and not a browser page
     reaching loopback on the developer's behalf (see `server.local_origin`)."""
     auth = server_state(request).options.auth
-    if not (caller.admin or auth.check_local_developer(request)):
+    if not auth.has_local_rights(request, caller):
         raise Forbidden("dev routes are for the local developer (a direct loopback caller)")
     return caller
 

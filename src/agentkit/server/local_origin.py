@@ -57,10 +57,16 @@ def _host_name(header: str) -> str | None:
     return parts.hostname
 
 
-def host_ok(request: Request, bound: Iterable[str] = ()) -> bool:
-    header = request.headers.get("host")
+def loopback_host_header(header: str | None, bound: Iterable[str] = ()) -> bool:
+    """Whether a `Host` header value names this machine: `localhost`, a loopback address
+    (`127.0.0.1`, `[::1]`, with or without a port) or one of `bound`. An exact name match,
+    never a prefix one (`127.0.0.1.attacker.example` is not loopback)."""
     name = _host_name(header) if header else None
     return name is not None and is_loopback_name(name, bound)
+
+
+def host_ok(request: Request, bound: Iterable[str] = ()) -> bool:
+    return loopback_host_header(request.headers.get("host"), bound)
 
 
 def origin_ok(request: Request) -> bool:

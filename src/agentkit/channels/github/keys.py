@@ -62,9 +62,14 @@ def comment_message(comment: dict[str, Any]) -> str:
 
 
 def head_sha_in(text: str) -> str | None:
-    """The head SHA a PR message of this channel names (the last one, if several)."""
-    found = HEAD_RE.findall(text or "")
-    return found[-1] if found else None
+    """The head SHA of a PR message of this channel (`pr_message`), read from its fixed
+    header line only: comment messages, and the PR body below the header, are text that
+    outsiders write, so a `Head SHA:` line in them never counts."""
+    lines = (text or "").split("\n")
+    if not lines[0].startswith("Pull request ") or len(lines) < 4:
+        return None
+    found = HEAD_RE.fullmatch(lines[3])
+    return found["sha"] if found else None
 
 
 def approval_asked(events: Iterable[Event], call_id: str) -> tuple[Event | None, str | None]:

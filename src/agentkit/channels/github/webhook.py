@@ -44,6 +44,22 @@ EVENT_HEADER = "X-GitHub-Event"
 IN_REQUEST_TIMEOUT = 3.0  # per GitHub call made inside a webhook request (one try each)
 
 
+def content_key(event: str, payload: dict[str, Any]) -> str:
+    """What makes a delivery's signed content unique: a comment's id and action, or a pull
+    request's number, action and head SHA ("" when the payload names neither)."""
+    action = str(payload.get("action") or "")
+    repo = str((payload.get("repository") or {}).get("full_name") or "")
+    if event == "issue_comment":
+        comment_id = (payload.get("comment") or {}).get("id")
+        return f"content:{repo}:comment:{comment_id}:{action}" if comment_id is not None else ""
+    if event == "pull_request":
+        pr = payload.get("pull_request") or {}
+        number = pr.get("number", payload.get("number"))
+        head = str((pr.get("head") or {}).get("sha") or "")
+        return f"content:{repo}:pr:{number}:{action}:{head}" if number is not None else ""
+    return ""
+
+
 class Webhook:
     """The route handler: `await webhook(ctx)` -> the JSON reply (or `{"task": ...}`)."""
 
@@ -71,11 +87,14 @@ class Webhook:
         if not isinstance(payload, dict) or not event:
             raise BadRequest("a GitHub delivery is a JSON object with an X-GitHub-Event header")
         delivery = ctx.headers.get(DELIVERY_HEADER.lower())
-        # GitHub redelivers: one delivery id starts at most one turn.
-        if await self._seen(ctx, delivery):
-            return {"ok": True, "duplicate": True}
+        # GitHub redelivers: one delivery id starts at most one turn. The id is not signed,
+        # so the signed content is claimed too: the same body under a fresh id is a replay.
+        keys = [f"delivery:{delivery}" if delivery else "", content_key(event, payload)]
+        for key in filter(None, keys):
+            if await self._seen(ctx, key):
+                return {"ok": True, "duplicate": True}
         # A redelivery of a delivery whose handling failed must be handled, not dropped.
-        async with released_on_failure(ctx.sessions, f"delivery:{delivery}" if delivery else ""):
+        async with released_on_failure(ctx.sessions, *keys):
             return await self._handle(event, payload, ctx)
 
     async def _handle(self, event: str, payload: dict[str, Any], ctx: ChannelContext) -> Any:
@@ -91,10 +110,10 @@ class Webhook:
         return {"ok": True, "ignored": f"{event}.{action}" if action else event}
 
     @staticmethod
-    async def _seen(ctx: ChannelContext, delivery: str | None) -> bool:
-        if not delivery or ctx.sessions is None:
+    async def _seen(ctx: ChannelContext, key: str) -> bool:
+        if ctx.sessions is None:
             return False
-        return not await ctx.sessions.claim(f"delivery:{delivery}")
+        return not await ctx.sessions.claim(key)
 
     async def _pull_request(self, action: str, payload: dict[str, Any], ctx: ChannelContext) -> Any:
         pr = payload.get("pull_request") or {}

@@ -55,6 +55,10 @@ class SlackSignature:
         if secret is None:
             return False
         lowered = {k.lower(): v for k, v in headers.items()}
+        stamp = lowered.get("x-slack-request-timestamp", "")
+        # The verifier parses it with int(), which raises on `abc` or `1.5`: not signed.
+        if not (stamp.isascii() and stamp.isdigit()):
+            return False
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
