@@ -83,7 +83,7 @@ async def accept_when_idle(
             raise Conflict("the session is busy", code="session_busy")
         if claim is not None:
             await claim()
-        rt.local_stop.discard(record.id)
+        rt.turns.forget_stop(record.id)
         if idle:
             await rt.store.set_interrupt(record.id, False)
             received = MessageReceived(message=message, principal=principal.id, source=source)

@@ -60,7 +60,7 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
         # never stops the winner's newer one.
         if not await store.request_interrupt(record.id, target, token_hash=token_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
-        rt.interrupt_local(record.id, target)
+        rt.turns.stop(record.id, target)
     else:
         await _still_current(rt, record, token_hash)
         await rt.interrupt(record.id, target)

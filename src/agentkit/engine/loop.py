@@ -48,6 +48,7 @@ from agentkit.engine.deadline import (
 )
 from agentkit.engine.eager import start_task
 from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
+from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.recorder import Recorder
 from agentkit.engine.step import RecordingSink, StepOutput, model_step
 from agentkit.engine.subagents import run_subagent
@@ -111,8 +112,8 @@ class TurnDeps:
     project_root: Path | None
     interrupted: Callable[[], Awaitable[bool]]
     events: list[Event] = field(default_factory=list)
-    streams: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
-    """The step streaming right now, per session: a local stop cancels it at once."""
+    turns: LocalTurns = field(default_factory=LocalTurns)
+    """This process's turns: the step streaming is registered there, so a stop cancels it."""
     prepare_workspace: Callable[[], None] = lambda: None
     """Seeds the session workspace; called before the first agent-execution tool runs."""
     max_steps: int | None = None  # an A/B variant's override of the agent's max_steps
@@ -320,7 +321,7 @@ class TurnRunner:
         waits = not task.done()
         flushes: list[asyncio.Task[None]] = []
         if waits:
-            self.d.streams[sid] = task
+            self.d.turns.streaming(sid, task)
             timer = asyncio.get_running_loop().call_later(
                 START_FLUSH, lambda: flushes.append(asyncio.ensure_future(self.emit()))
             )
@@ -336,7 +337,7 @@ class TurnRunner:
                 timer.cancel()
                 if flushes:
                     await flushes[0]
-                self.d.streams.pop(sid, None)
+                self.d.turns.streamed(sid)
 
     def plan(self, call: Any) -> _Planned:
         entry = self.d.tools.get(call.name)

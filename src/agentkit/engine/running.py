@@ -37,11 +37,6 @@ log = logging.getLogger("agentkit.engine.running")
 STORE_INTERRUPT_POLL = 0.25
 
 
-def stop_key(session_id: str, turn_id: str) -> str:
-    """The `local_stop` entry that stops one turn of a session."""
-    return f"{session_id}#{turn_id}"
-
-
 async def run_turn(
     rt: AgentRuntime, session_id: str, turn_id: str, deadline: Deadline | None = None
 ) -> None:
@@ -57,10 +52,10 @@ async def run_turn(
     if not await rt.store.acquire_lease(session_id, holder, rt.lease_ttl):
         return
     # Once the lease is lost, someone else owns the turn: it stops at its next safe point.
-    renewer = LeaseKeeper(rt, session_id, holder, on_lost=lambda: rt.local_stop.add(session_id))
-    rt.running.add(session_id)
-    rt.running_turns[session_id] = turn_id
+    turns = rt.turns
+    renewer = LeaseKeeper(rt, session_id, holder, on_lost=lambda: turns.stop(session_id))
     continued: Continuation | None = None
+    turns.track(session_id, turn_id)
     try:
         events = await rt.store.read(session_id)
         state = fold_turn(events, turn_id)
@@ -75,7 +70,7 @@ async def run_turn(
             await take_marker(rt.store, session_id, turn_id)
             if await rt.store.interrupt_requested(session_id, turn_id):
                 # A stop asked for between invocations is seen before anything starts.
-                rt.local_stop.add(session_id)
+                turns.stop(session_id)
         continued = await _drive(rt, record, turn_id, state, events, holder, deadline, resume)
         if continued is not None:
             # The marker is left only while the lease is still this worker's.
@@ -87,11 +82,8 @@ async def run_turn(
         log.warning("turn %s lost its lease to another worker; it stops here", turn_id)
     finally:
         await renewer.stop()
-        rt.running.discard(session_id)
-        rt.running_turns.pop(session_id, None)
         # The stored flag stays until the next message is accepted (`AgentRuntime._accept`).
-        rt.local_stop.discard(session_id)
-        rt.local_stop.discard(stop_key(session_id, turn_id))
+        turns.untrack(session_id, turn_id)
         await rt.store.release_lease(session_id, holder)
     if continued is not None:
         # A failure here propagates: the host retries this invocation, which continues.
@@ -116,37 +108,38 @@ async def _drive(
 ) -> Continuation | None:
     """Run the model loop; returns where the turn stopped when it is to continue."""
     recorder = rt.recorder(record, turn_id, holder)
-    arms = Arms.of(events, rt.experiments)
+    parts = rt.parts  # this turn's, even if the bundle is reloaded while it runs
+    arms = Arms.of(events, parts.experiments)
     try:
-        model = rt.model_resolver(arms.model) if arms.model else rt.model()
+        model = rt.model_resolver(arms.model) if arms.model else parts.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
         return None
     # Loaded on the first turn only: a process that just accepts requests never needs it.
     from agentkit.engine.loop import TurnDeps, TurnRunner
 
-    tools = await rt.turn_tools()
+    tools = await parts.turn_tools(rt.tool_providers)
     if arms.allow is not None or arms.deny:
         tools = {n: e for n, e in tools.items() if arms.keep_tool(n)}
     deps = TurnDeps(
-        manifest=rt.manifest,
+        manifest=parts.manifest,
         session=record,
         recorder=recorder,
         model=model,
         resolve_model=rt.model_resolver,
         tools=tools,
-        system=arms.system(rt.system_prompt()),
+        system=arms.system(parts.system_prompt()),
         max_steps=arms.max_steps,
         abs=arms.abs,
         host=rt.host,
         workspace=rt.workspace(record.id),
         state_root=rt.state_root,
-        project_root=getattr(rt.bundle, "root", None),
+        project_root=getattr(parts.bundle, "root", None),
         interrupted=_interrupt_check(rt, record.id, turn_id),
         events=events,
-        streams=rt.streams,
+        turns=rt.turns,
         prepare_workspace=lambda: rt.prepare_workspace(record.id, {}),
-        stop_grace=rt.manifest.agent.stop_grace,
+        stop_grace=parts.manifest.agent.stop_grace,
         deadline=deadline,
         resume=resume,
         clock=rt.clock,
@@ -162,12 +155,11 @@ def _interrupt_check(
     """Local stops are seen at once; the store's flag (set by other processes) is read
     at most every `STORE_INTERRUPT_POLL` seconds, starting that long into the turn."""
     last = time.monotonic()
-    this_turn = stop_key(session_id, turn_id)
+    turns = rt.turns
 
     async def check() -> bool:
         nonlocal last
-        stops = rt.local_stop
-        if stops and (session_id in stops or this_turn in stops):
+        if turns.is_stopped(session_id, turn_id):
             return True
         now = time.monotonic()
         if now - last < STORE_INTERRUPT_POLL:

@@ -10,7 +10,6 @@ resolvable. Running a turn lives in `engine.running`, settling and recovery in
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import secrets
 import shutil
@@ -18,13 +17,13 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
-from agentkit.authoring.tools import ToolDefinition
+from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import pending_approvals, record_decision
-from agentkit.engine.arms import enroll, experiments
+from agentkit.engine.arms import enroll
 from agentkit.engine.busy import OnBusy, accept_when_idle
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
@@ -36,8 +35,9 @@ from agentkit.engine.lifecycle import (
     recover_all,
     settle,
 )
+from agentkit.engine.local_turns import LocalTurns, stop_key
 from agentkit.engine.recorder import Recorder
-from agentkit.engine.running import run_turn, stop_key
+from agentkit.engine.running import run_turn
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.workspace import check_files, check_fits, seed, write_files
 from agentkit.errors import (
@@ -55,7 +55,7 @@ from agentkit.events import (
     SessionStarted,
     draft,
 )
-from agentkit.models import agent_model_id, resolve_model
+from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
@@ -74,7 +74,7 @@ from agentkit.sessions import (
     token_matches,
     validate_session_id,
 )
-from agentkit.store.base import Page, Store
+from agentkit.store.base import Page, SessionFolders, Store
 
 # Turns the agent starts itself, never counted against a caller's daily limit.
 AGENT_OWN_SOURCES = frozenset({"schedule", "reminder", "cli"})
@@ -86,21 +86,6 @@ if TYPE_CHECKING:
     from agentkit.engine.deadline import Deadline
     from agentkit.engine.direct import DirectCalls
     from agentkit.engine.tools import ToolEntry, ToolProvider
-
-
-class Bundle(Protocol):
-    """What the runtime needs of an `AgentBundle`."""
-
-    @property
-    def manifest(self) -> Manifest: ...
-
-    @property
-    def root(self) -> Path: ...
-
-    @property
-    def sandbox_dir(self) -> Path | None: ...
-
-    def tool(self, name: str) -> ToolDefinition | None: ...
 
 
 def new_turn_id() -> str:
@@ -134,11 +119,12 @@ class AgentRuntime:
         self.dispatcher: Dispatcher = dispatcher or LocalDispatcher(self)
         self.fanout = fanout
         self.host = host_services or HostServices()
-        self.model_resolver = model_resolver
-        store_root = getattr(store, "root", None)
+        self._model_resolver = model_resolver
+        # A store with folders of its own keeps the workspaces; others get one from us.
+        self._folders = store if isinstance(store, SessionFolders) else None
         self.state_root = state_root or (
-            store_root
-            if isinstance(store_root, Path)
+            self._folders.root
+            if self._folders is not None
             else Path(tempfile.mkdtemp(prefix="agentkit-"))
         )
         self.lease_ttl = lease_ttl
@@ -148,23 +134,16 @@ class AgentRuntime:
             if settle_timeout is not None
             else max(5.0, bundle.manifest.agent.stop_grace + 3.0)
         )
-        self._tools: dict[str, ToolEntry] | None = None
-        self._model: Model | None = None
-        # Shared with `engine.running`: stops asked for in this process, sessions with a
-        # turn running here, and the model streams of those turns (cancelled on a stop).
-        # A stop entry is a session id (any turn) or `stop_key(session, turn)` (that turn).
-        self.local_stop: set[str] = set()
-        self.running: set[str] = set()
-        self.running_turns: dict[str, str] = {}  # session id -> the turn running here
-        self.streams: dict[str, asyncio.Task[Any]] = {}
+        # The bundle's tools, model, prompt and experiments: replaced whole on reload.
+        self.parts = AgentParts(bundle, model_resolver)
+        # The turns running in this process, their stops and model streams.
+        self.turns = LocalTurns()
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
         self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
-        self._system: str | None = None
         self._direct: DirectCalls | None = None
-        # A/B: the experiments (loaded on first use) and the variants paused by a guardrail
-        # (the `ab` package keeps this current; new sessions skip paused variants).
-        self._experiments: dict[str, AbDefinition] | None = None
+        # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
+        # new sessions skip paused variants).
         self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
         self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
         # Tools from outside the project (MCP connections), composed in by the host.
@@ -178,6 +157,16 @@ class AgentRuntime:
     def manifest(self) -> Manifest:
         return self.bundle.manifest
 
+    @property
+    def model_resolver(self) -> Callable[[str | None], Model]:
+        """Turns a model id into a `Model` (the agent's, subagents', A/B variants')."""
+        return self._model_resolver
+
+    @model_resolver.setter
+    def model_resolver(self, resolver: Callable[[str | None], Model]) -> None:
+        self._model_resolver = resolver
+        self.parts = AgentParts(self.bundle, resolver)  # the model is resolved anew
+
     def use_bundle(self, bundle: Bundle) -> None:
         """Run new turns on `bundle` (a reloaded agent folder).
 
@@ -185,10 +174,7 @@ class AgentRuntime:
         started (`engine.running` captures them), so it finishes on the code it began with.
         """
         self.bundle = bundle
-        self._tools = None
-        self._model = None
-        self._system = None
-        self._experiments = None
+        self.parts = AgentParts(bundle, self.model_resolver)
 
     @property
     def direct(self) -> DirectCalls:
@@ -202,29 +188,16 @@ class AgentRuntime:
     @property
     def tools(self) -> dict[str, ToolEntry]:
         """The tool table (user tools imported on first use), built-ins included."""
-        if self._tools is None:
-            from agentkit.engine.builtins import tool_table
-
-            table = tool_table(self.bundle)
-            self._tools = table
-        return self._tools
+        return self.parts.tools
 
     async def turn_tools(self) -> dict[str, ToolEntry]:
         """The tool table of one turn: `tools` plus the providers' (project names win)."""
-        if not self.tool_providers:
-            return self.tools
-        table = dict(self.tools)
-        for provider in self.tool_providers:
-            for entry in await provider.tool_entries():
-                table.setdefault(entry.name, entry)
-        return table
+        return await self.parts.turn_tools(self.tool_providers)
 
     def workspace(self, session_id: str) -> Path:
         """The session's workspace folder (the store's, when it keeps one)."""
-        fn = getattr(self.store, "workspace_dir", None)
-        if callable(fn):
-            found = fn(session_id)
-            return found if isinstance(found, Path) else Path(found)
+        if self._folders is not None:
+            return self._folders.workspace_dir(session_id)
         key = (self.state_root, session_id)  # the path depends on nothing else
         path = self._workspaces.get(key)
         if path is None:
@@ -235,24 +208,16 @@ class AgentRuntime:
 
     def model(self) -> Model:
         """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
-        if self._model is None:
-            self._model = self.model_resolver(agent_model_id(self.manifest.agent.model))
-        return self._model
+        return self.parts.model()
 
     def system_prompt(self) -> str:
         """The system prompt built from the manifest, on first use."""
-        if self._system is None:
-            from agentkit.engine.builtins import system_prompt
-
-            self._system = system_prompt(self.manifest)
-        return self._system
+        return self.parts.system_prompt()
 
     @property
     def experiments(self) -> dict[str, AbDefinition]:
         """The agent's A/B experiments by name."""
-        if self._experiments is None:
-            self._experiments = experiments(self.manifest, self.bundle)
-        return self._experiments
+        return self.parts.experiments
 
     def recorder(
         self, record: SessionRecord, turn_id: str | None = None, lease_holder: str | None = None
@@ -489,7 +454,7 @@ class AgentRuntime:
         """Record the message and dispatch its turn; `files` are already written."""
         # A stop asked for before this message was meant for an earlier turn; one asked for
         # from now on is meant for this one.
-        self.local_stop.discard(record.id)
+        self.turns.forget_stop(record.id)
         await self.store.set_interrupt(record.id, False)
         turn_id = new_turn_id()
         await self.record(
@@ -512,26 +477,13 @@ class AgentRuntime:
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop at its next
         safe point."""
-        if turn_id is None:
-            self.local_stop.add(session_id)
-        self.interrupt_local(session_id, turn_id)
-        if session_id not in self.running:
+        self.turns.stop(session_id, turn_id)
+        if not self.turns.runs_here(session_id):
             # The turn runs in another process (or has not started): it reads the flag.
             if turn_id is None:
                 await self.store.set_interrupt(session_id, True)
             else:
                 await self.store.request_interrupt(session_id, turn_id)
-
-    def interrupt_local(self, session_id: str, turn_id: str | None) -> None:
-        """Stop the turn if it runs in this process (only `turn_id`, when given)."""
-        running = self.running_turns.get(session_id)
-        if turn_id is not None:
-            self.local_stop.add(stop_key(session_id, turn_id))
-            if running != turn_id:
-                return
-        stream = self.streams.get(session_id)
-        if stream is not None:
-            stream.cancel()  # a model blocked mid-stream stops now, not at its next chunk
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from agentkit.events import Event, EventDraft
@@ -163,3 +164,18 @@ class Store(Protocol):
 
     async def close(self) -> None:
         """Release resources (connections, watchers)."""
+
+
+@runtime_checkable
+class SessionFolders(Protocol):
+    """Optional, beside `Store`: a store that keeps its sessions in local folders (the file
+    store) says where, so the engine puts workspaces and per-call folders beside them."""
+
+    @property
+    def root(self) -> Path:
+        """The folder the store keeps everything under."""
+        ...
+
+    def workspace_dir(self, session_id: str) -> Path:
+        """The session's workspace folder."""
+        ...
