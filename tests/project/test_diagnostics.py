@@ -338,6 +338,20 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "agent.options_not_json",
         "agent/agent.py",
     ),
+    "a define_agent keyword typo": (
+        {"agent/agent.py": "from agentkit import define_agent\nagent = define_agent(max_step=3)\n"},
+        "agent.unknown_option",
+        "agent/agent.py",
+    ),
+    "a define_agent keyword for another host": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(runtime='node')\n"
+            )
+        },
+        "agent.option_no_effect",
+        "agent/agent.py",
+    ),
     "evals without a config": (
         {"evals/a.eval.py": "from agentkit import define_eval\ncase = define_eval(message='hi')\n"},
         "evals.config_missing",
@@ -346,7 +360,18 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
 }
 
 # The findings a case's mistake brings along besides its own (each a consequence of it).
-ALSO: dict[str, set[tuple[str, str]]] = {}
+ALSO: dict[str, set[tuple[str, str]]] = {
+    "agent options that are not JSON": {("agent.unknown_option", "agent/agent.py")},
+}
+
+
+def test_a_define_agent_typo_names_the_keyword_meant(tmp_path: Path) -> None:
+    agent_py = "from agentkit import define_agent\nagent = define_agent(max_step=3)\n"
+    root = write_tree(tmp_path / "proj", _tree({"agent/agent.py": agent_py}))
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [found] = [d for d in diagnostics if d.code == "agent.unknown_option"]
+    assert found.severity == "error"
+    assert found.message == "define_agent: unknown keyword max_step; did you mean max_steps?"
 
 
 def _tree(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
