@@ -455,3 +455,14 @@ def test_a_validated_test_model_id_resolves_to_the_test_model(project_tree: Proj
     m = AgentBundle.discover(project_tree({"agent/agent.py": agent_py})).manifest
     assert m.diagnostics == []
     assert isinstance(resolve_model(m.agent.model), TestModel)
+
+
+def test_instructions_py_that_fails_to_import_is_named_not_instructions_md(
+    tmp_path: Path,
+) -> None:
+    root = write_tree(tmp_path / "proj", {"agent/instructions.py": "import not_a_module_here\n"})
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [missing] = [d for d in diagnostics if d.code == "instructions.missing"]
+    assert missing.path == "agent/instructions.py"
+    assert "write agent/instructions.md" not in missing.message
+    assert any(d.code == "import.failed" and d.path == "agent/instructions.py" for d in diagnostics)

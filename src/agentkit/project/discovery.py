@@ -95,11 +95,7 @@ def discover_project(root: Path) -> tuple[Manifest, ModuleScope]:
     instructions = discover_instructions(ctx, ctx.agent_dir, inline=inline)
     if instructions is None:
         if not any(d.code == "instructions.conflict" for d in ctx.diag.items):
-            ctx.diag.add(
-                "instructions.missing",
-                "agent/instructions.md",
-                "the root agent needs instructions: write agent/instructions.md",
-            )
+            _instructions_missing(ctx)
         instructions = ""
     elif not instructions.strip():
         ctx.diag.add("instructions.empty", "agent/instructions.md", "the instructions are empty")
@@ -136,6 +132,20 @@ def _mcp_lock(ctx: Ctx) -> dict[str, Any] | None:
         ctx.diag.add("mcp.lock_invalid", f"agent/{LOCK_FILE}", str(exc))
         return None
     return lock.to_json() if lock is not None else None
+
+
+def _instructions_missing(ctx: Ctx) -> None:
+    if (ctx.agent_dir / "instructions.py").is_file():
+        # it exists but gave no instructions (its own diagnostic says why, e.g. import.failed)
+        path, message = (
+            "agent/instructions.py",
+            "the root agent has no instructions: agent/instructions.py defined none "
+            "(fix the error reported for it)",
+        )
+    else:
+        path = "agent/instructions.md"
+        message = "the root agent needs instructions: write agent/instructions.md"
+    ctx.diag.add("instructions.missing", path, message)
 
 
 def _check_agent_keywords(ctx: Ctx, options: dict[str, object]) -> None:
