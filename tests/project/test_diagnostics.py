@@ -466,3 +466,18 @@ def test_instructions_py_that_fails_to_import_is_named_not_instructions_md(
     assert missing.path == "agent/instructions.py"
     assert "write agent/instructions.md" not in missing.message
     assert any(d.code == "import.failed" and d.path == "agent/instructions.py" for d in diagnostics)
+
+
+def test_a_define_tool_typo_names_the_keyword_meant(tmp_path: Path) -> None:
+    tool = (
+        "from agentkit import define_tool\n\n"
+        "@define_tool(descriptin='Roll.')\n"
+        "def roll(input, ctx):\n    return 1\n"
+    )
+    root = write_tree(tmp_path / "proj", _tree({"agent/tools/roll.py": tool}))
+    [failed] = [
+        d for d in AgentBundle.discover(root).manifest.diagnostics if d.code == "import.failed"
+    ]
+    first_line = failed.message.splitlines()[0]
+    assert "'descriptin'" in first_line
+    assert first_line.endswith("(did you mean description?)")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import inspect
+import re
 from collections.abc import Iterable
 
 # define_agent's keywords: the named parameters and the options agentkit reads.
@@ -28,3 +30,24 @@ def unknown_keyword(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}?" if close else ""
     return f"unknown keyword {key}{hint}"
+
+
+_UNEXPECTED = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")
+
+
+def unexpected_keyword_hint(exc: BaseException) -> str:
+    """For `define_tool(descriptin=...)` and the like: the valid keyword meant, if one is close.
+
+    Empty for any other error, and for functions that are not agentkit's `define_*`.
+    """
+    match = _UNEXPECTED.search(str(exc)) if isinstance(exc, TypeError) else None
+    if match is None or not match.group(1).startswith("define_"):
+        return ""
+    import agentkit  # the public define_* functions; imported late, agentkit imports us
+
+    function = getattr(agentkit, match.group(1), None)
+    if function is None:
+        return ""
+    known = [p for p in inspect.signature(function).parameters if p not in ("fn", "self")]
+    close = difflib.get_close_matches(match.group(2), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
