@@ -481,3 +481,13 @@ def test_a_define_tool_typo_names_the_keyword_meant(tmp_path: Path) -> None:
     first_line = failed.message.splitlines()[0]
     assert "'descriptin'" in first_line
     assert first_line.endswith("(did you mean description?)")
+
+
+def test_every_diagnostic_code_is_area_dot_name() -> None:
+    import re
+
+    from agentkit.aws import check
+
+    source = Path(check.__file__).read_text(encoding="utf-8")
+    codes = set(CODES) | set(re.findall(r'code="([^"]+)"', source))
+    assert [c for c in sorted(codes) if not re.fullmatch(r"[a-z]+\.[a-z0-9_]+", c)] == []
