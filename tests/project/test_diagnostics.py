@@ -338,6 +338,16 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "agent.options_not_json",
         "agent/agent.py",
     ),
+    "a schedule frontmatter typo": (
+        {"agent/schedules/daily.md": "---\ncron: '0 9 * * *'\ncorn: '0 9 * * *'\n---\nReport.\n"},
+        "schedule.unknown_key",
+        "agent/schedules/daily.md",
+    ),
+    "a skill frontmatter typo": (
+        {"agent/skills/tone.md": "---\ndescription: Tone.\ndescripton: x\n---\nBe kind.\n"},
+        "skill.unknown_key",
+        "agent/skills/tone.md",
+    ),
     "a define_agent keyword typo": (
         {"agent/agent.py": "from agentkit import define_agent\nagent = define_agent(max_step=3)\n"},
         "agent.unknown_option",
@@ -491,3 +501,12 @@ def test_every_diagnostic_code_is_area_dot_name() -> None:
     source = Path(check.__file__).read_text(encoding="utf-8")
     codes = set(CODES) | set(re.findall(r'code="([^"]+)"', source))
     assert [c for c in sorted(codes) if not re.fullmatch(r"[a-z]+\.[a-z0-9_]+", c)] == []
+
+
+def test_a_frontmatter_typo_names_the_key_meant(tmp_path: Path) -> None:
+    schedule = "---\ncorn: '0 9 * * *'\n---\nReport.\n"
+    root = write_tree(tmp_path / "proj", _tree({"agent/schedules/daily.md": schedule}))
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [typo] = [d for d in diagnostics if d.code == "schedule.unknown_key"]
+    assert typo.severity == "warning"
+    assert typo.message == "unknown frontmatter key corn (ignored); did you mean cron?"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 # define_agent's keywords: the named parameters and the options agentkit reads.
 AGENT_KEYWORDS = (
@@ -30,6 +32,23 @@ def unknown_keyword(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]}?" if close else ""
     return f"unknown keyword {key}{hint}"
+
+
+# The frontmatter keys agentkit reads; a skill also keeps the Agent Skills format's own keys.
+SCHEDULE_KEYS = ("cron",)
+SKILL_KEYS = ("name", "description", "license", "allowed-tools", "metadata", "compatibility")
+
+
+def warn_unknown_keys(
+    ctx: Any, path: Path, meta: Mapping[str, object], known: Sequence[str], what: str
+) -> None:
+    """A warning per frontmatter key nothing reads (`corn:` instead of `cron:`)."""
+    for key in sorted(str(k) for k in meta):
+        if key not in known:
+            message = unknown_keyword(key, known).replace(
+                f"keyword {key}", f"frontmatter key {key} (ignored)", 1
+            )
+            ctx.diag.add(f"{what}.unknown_key", ctx.fs.rel(path), message)
 
 
 _UNEXPECTED = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")
