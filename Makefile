@@ -4,10 +4,25 @@ BIN := $(VENV)/bin
 
 .PHONY: setup check lint typecheck test smoke coverage evals serve bench clean node-deps
 
+# uv installs when it is on PATH (several times faster), pip otherwise.
+UV ?= $(shell command -v uv 2>/dev/null)
+# INSTALL_INTO: make a venv at $(1) and install $(2) into it.
+define INSTALL_INTO
+	$(if $(UV),$(UV) venv -q --allow-existing $(1),$(PY) -m venv $(1))
+	$(if $(UV),$(UV) pip install -q --python $(1)/bin/python $(2),\
+	  $(1)/bin/pip install -q --upgrade pip && $(1)/bin/pip install -q $(2))
+endef
+
 $(BIN)/agentkit: pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(call INSTALL_INTO,$(VENV),-e '.[dev]')
+	touch $@
+
+# `make serve` needs only the core dependencies, not the dev toolchain: its own venv, unless
+# the dev one is already there.
+SERVE_VENV ?= $(if $(wildcard $(BIN)/agentkit),$(VENV),.venv-serve)
+
+.venv-serve/bin/agentkit: pyproject.toml
+	$(call INSTALL_INTO,.venv-serve,-e .)
 	touch $@
 
 setup: $(BIN)/agentkit
@@ -69,14 +84,14 @@ evals: setup
 	AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir .
 	for d in examples/*/; do AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir "$$d" || exit 1; done
 
-serve: setup
-	$(BIN)/agentkit serve --dir examples/weather --dev
+serve: $(SERVE_VENV)/bin/agentkit
+	$(SERVE_VENV)/bin/agentkit serve --dir examples/weather --dev
 
 bench: setup
 	for b in bench/bench_*.py; do $(BIN)/python $$b; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .venv-serve .mypy_cache .ruff_cache .pytest_cache
 
 # --- AWS bundle (SAM) -------------------------------------------------------------------
 # sam-cli pins many packages, so it lives in its own venv, apart from the dev one.
@@ -111,12 +126,12 @@ aws-scan: aws-tools
 	$(SCAN_BIN)/checkov -f template.yaml --framework cloudformation --skip-download \
 	  --quiet --compact
 
-aws-lint: aws-tools
+aws-lint: $(AWS_BIN)/sam
 	$(AWS_BIN)/cfn-lint template.yaml
 	SAM_CLI_TELEMETRY=0 $(AWS_BIN)/sam validate --lint --region us-east-1
 
 # Uses the dev venv's agentkit (run `make setup` first); it never re-installs it.
-aws-build: aws-tools
+aws-build: $(AWS_BIN)/sam
 	@test -x "$(BIN)/agentkit" || { echo "aws-build: run 'make setup' first" >&2; exit 1; }
 	@PYBIN="$$(sh "$(CURDIR)/.ci/which-python" $(LAMBDA_PY))" || exit 1; \
 	PYDIR="$$(dirname "$$PYBIN")"; \

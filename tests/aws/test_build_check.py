@@ -35,7 +35,7 @@ def test_day_of_month_or_day_of_week_fails_the_build(tmp_path: Path) -> None:
     )
     assert out.returncode == 1
     assert "agent/schedules/heartbeat.md: error: schedule 'heartbeat'" in out.stderr
-    assert "schedule_cron_untranslatable" in out.stderr
+    assert "schedule.cron_untranslatable" in out.stderr
 
 
 def test_unreadable_manifest_is_a_usage_error(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def test_a_missing_sdk_gives_an_install_hint():
         "try:\n    resolve_model('anthropic:claude-sonnet-4-5')\n"
         "except Exception as e:\n    print(type(e).__name__, e)"
     )
-    hint = "pip install 'agentkit[anthropic]'"
+    hint = "pip install 'agentkit-serverless[anthropic]'"
     assert out == f"ModelError the anthropic provider needs the anthropic package: {hint}"
 
 

@@ -338,6 +338,30 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "agent.options_not_json",
         "agent/agent.py",
     ),
+    "a schedule frontmatter typo": (
+        {"agent/schedules/daily.md": "---\ncron: '0 9 * * *'\ncorn: '0 9 * * *'\n---\nReport.\n"},
+        "schedule.unknown_key",
+        "agent/schedules/daily.md",
+    ),
+    "a skill frontmatter typo": (
+        {"agent/skills/tone.md": "---\ndescription: Tone.\ndescripton: x\n---\nBe kind.\n"},
+        "skill.unknown_key",
+        "agent/skills/tone.md",
+    ),
+    "a define_agent keyword typo": (
+        {"agent/agent.py": "from agentkit import define_agent\nagent = define_agent(max_step=3)\n"},
+        "agent.unknown_option",
+        "agent/agent.py",
+    ),
+    "a define_agent keyword for another host": (
+        {
+            "agent/agent.py": (
+                "from agentkit import define_agent\nagent = define_agent(runtime='node')\n"
+            )
+        },
+        "agent.option_no_effect",
+        "agent/agent.py",
+    ),
     "evals without a config": (
         {"evals/a.eval.py": "from agentkit import define_eval\ncase = define_eval(message='hi')\n"},
         "evals.config_missing",
@@ -346,7 +370,18 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
 }
 
 # The findings a case's mistake brings along besides its own (each a consequence of it).
-ALSO: dict[str, set[tuple[str, str]]] = {}
+ALSO: dict[str, set[tuple[str, str]]] = {
+    "agent options that are not JSON": {("agent.unknown_option", "agent/agent.py")},
+}
+
+
+def test_a_define_agent_typo_names_the_keyword_meant(tmp_path: Path) -> None:
+    agent_py = "from agentkit import define_agent\nagent = define_agent(max_step=3)\n"
+    root = write_tree(tmp_path / "proj", _tree({"agent/agent.py": agent_py}))
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [found] = [d for d in diagnostics if d.code == "agent.unknown_option"]
+    assert found.severity == "error"
+    assert found.message == "define_agent: unknown keyword max_step; did you mean max_steps?"
 
 
 def _tree(files: dict[str, str | bytes]) -> dict[str, str | bytes]:
@@ -430,3 +465,48 @@ def test_a_validated_test_model_id_resolves_to_the_test_model(project_tree: Proj
     m = AgentBundle.discover(project_tree({"agent/agent.py": agent_py})).manifest
     assert m.diagnostics == []
     assert isinstance(resolve_model(m.agent.model), TestModel)
+
+
+def test_instructions_py_that_fails_to_import_is_named_not_instructions_md(
+    tmp_path: Path,
+) -> None:
+    root = write_tree(tmp_path / "proj", {"agent/instructions.py": "import not_a_module_here\n"})
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [missing] = [d for d in diagnostics if d.code == "instructions.missing"]
+    assert missing.path == "agent/instructions.py"
+    assert "write agent/instructions.md" not in missing.message
+    assert any(d.code == "import.failed" and d.path == "agent/instructions.py" for d in diagnostics)
+
+
+def test_a_define_tool_typo_names_the_keyword_meant(tmp_path: Path) -> None:
+    tool = (
+        "from agentkit import define_tool\n\n"
+        "@define_tool(descriptin='Roll.')\n"
+        "def roll(input, ctx):\n    return 1\n"
+    )
+    root = write_tree(tmp_path / "proj", _tree({"agent/tools/roll.py": tool}))
+    [failed] = [
+        d for d in AgentBundle.discover(root).manifest.diagnostics if d.code == "import.failed"
+    ]
+    first_line = failed.message.splitlines()[0]
+    assert "'descriptin'" in first_line
+    assert first_line.endswith("(did you mean description?)")
+
+
+def test_every_diagnostic_code_is_area_dot_name() -> None:
+    import re
+
+    from agentkit.aws import check
+
+    source = Path(check.__file__).read_text(encoding="utf-8")
+    codes = set(CODES) | set(re.findall(r'code="([^"]+)"', source))
+    assert [c for c in sorted(codes) if not re.fullmatch(r"[a-z]+\.[a-z0-9_]+", c)] == []
+
+
+def test_a_frontmatter_typo_names_the_key_meant(tmp_path: Path) -> None:
+    schedule = "---\ncorn: '0 9 * * *'\n---\nReport.\n"
+    root = write_tree(tmp_path / "proj", _tree({"agent/schedules/daily.md": schedule}))
+    diagnostics = AgentBundle.discover(root).manifest.diagnostics
+    [typo] = [d for d in diagnostics if d.code == "schedule.unknown_key"]
+    assert typo.severity == "warning"
+    assert typo.message == "unknown frontmatter key corn (ignored); did you mean cron?"

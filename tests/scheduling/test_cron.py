@@ -30,7 +30,7 @@ def test_valid_five_field_expressions_pass(expr: str) -> None:
         ("0 0 * * * *", "5 fields"),  # croniter would read a 6th field as seconds
         ("* * * *", "5 fields"),
         ("@hourly", "macros"),
-        ("61 * * * *", "invalid"),
+        ("61 * * * *", "out of range 0-59"),
         ("H * * * *", "invalid"),
         ("", "non-empty"),
         ("a b c d e", "invalid"),
@@ -103,3 +103,22 @@ def test_instants_format_as_utc_with_milliseconds_and_z() -> None:
     paris = timezone(timedelta(hours=1))
     assert format_instant(datetime(2030, 1, 7, 10, 30, tzinfo=paris)) == "2030-01-07T09:30:00.000Z"
     assert format_instant(datetime(2030, 1, 7, 9, 30, 0, 250_000)) == "2030-01-07T09:30:00.250Z"
+
+
+@pytest.mark.parametrize(
+    ("expr", "problem"),
+    [
+        ("0 25 * * *", "hour 25 is out of range 0-23"),
+        ("61 * * * *", "minute 61 is out of range 0-59"),
+        ("0 0 32 * *", "day-of-month 32 is out of range 1-31"),
+        ("0 0 * 13 *", "month 13 is out of range 1-12"),
+        ("0 0 * * 1-9", "day-of-week 9 is out of range 0-7"),
+    ],
+)
+def test_an_out_of_range_value_names_its_field_and_range(expr: str, problem: str) -> None:
+    assert validate_cron(expr) == f"{problem} in {expr!r}"
+
+
+@pytest.mark.parametrize("expr", ["*/45 * * * *", "0 0 * * 5#3", "0 0 15W * *"])
+def test_steps_and_nth_weekdays_are_not_range_checked_as_values(expr: str) -> None:
+    assert validate_cron(expr) is None

@@ -396,3 +396,17 @@ def test_sessions_list_refuses_a_forged_cursor(client: httpx.Client, url: str) -
     r = client.get(f"{url}/v1/sessions", params={"cursor": "not-a-cursor"})
     assert r.status_code == 400
     assert r.json()["error"] == "bad_request"
+
+
+def test_a_misspelt_key_in_a_start_body_is_a_400_naming_it(client: httpx.Client, url: str) -> None:
+    r = client.post(f"{url}/v1/session", json={"mesage": "hello"})
+    assert r.status_code == 400
+    assert r.json()["error"] == "bad_request"
+    assert "mesage" in r.json()["message"]
+
+
+def test_a_tool_argument_beside_input_is_a_400_naming_it(client: httpx.Client, url: str) -> None:
+    # the argument belongs inside "input"; dropping it would run the tool on defaults
+    r = client.post(f"{url}/v1/tools/get_weather", json={"city": "Paris"})
+    assert r.status_code == 400
+    assert "city" in r.json()["message"]

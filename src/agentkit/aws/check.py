@@ -24,7 +24,7 @@ def aws_diagnostics(manifest: Manifest) -> list[Diagnostic]:
             found.append(
                 Diagnostic(
                     severity="error",
-                    code="schedule_cron_untranslatable",
+                    code="schedule.cron_untranslatable",
                     path=spec.source,
                     message=f"schedule {spec.id!r}: {problem}",
                 )

@@ -97,7 +97,8 @@ def resolve_model(model_id: str | None = None) -> Model:
         if exc.name is None or exc.name.split(".")[0] != sdk:
             raise
         raise ModelError(
-            f"the {provider} provider needs the {sdk} package: pip install 'agentkit[{extra}]'"
+            f"the {provider} provider needs the {sdk} package: "
+            f"pip install 'agentkit-serverless[{extra}]'"
         ) from exc
     model: Model = module.create(name)
     return model

@@ -11,6 +11,7 @@ from agentkit.project.context import Ctx
 from agentkit.project.frontmatter import first_line
 from agentkit.project.instructions import discover_instructions
 from agentkit.project.manifest import CodeRef, EvalSpec, SkillSpec, SubagentSpec
+from agentkit.project.typos import SKILL_KEYS, warn_unknown_keys
 from agentkit.project.validation import SLUG_RE
 
 SKILL_FILE = "SKILL.md"
@@ -63,6 +64,7 @@ def _skill_md(ctx: Ctx, path: Path) -> SkillSpec | None:
     doc = ctx.markdown(path)
     if doc is None:
         return None
+    warn_unknown_keys(ctx, path, doc.meta, SKILL_KEYS, "skill")
     description = str(doc.meta.get("description") or "").strip() or first_line(doc.body)
     if not description:
         _missing_description(
@@ -84,6 +86,7 @@ def _skill_dir(ctx: Ctx, folder: Path) -> SkillSpec | None:
     doc = ctx.markdown(main)
     if doc is None:
         return None
+    warn_unknown_keys(ctx, main, doc.meta, SKILL_KEYS, "skill")
     description = str(doc.meta.get("description") or "").strip()
     if not description:
         _missing_description(

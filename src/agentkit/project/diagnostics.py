@@ -44,6 +44,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "subagent.ignored_folder": ("warning", "a subagent folder that is ignored"),
     "subagent.nested": ("error", "subagents cannot have subagents"),
     "agent.options_not_json": ("error", "define_agent options must be JSON values"),
+    "schedule.unknown_key": ("warning", "a schedule's frontmatter has a key nothing reads"),
+    "skill.unknown_key": ("warning", "a skill's frontmatter has a key nothing reads"),
+    "agent.unknown_option": ("error", "define_agent was given a keyword it does not know"),
+    "agent.option_no_effect": ("warning", "a define_agent keyword that does nothing here"),
     "evals.config_missing": ("error", "evals exist but evals/evals.config.py does not"),
 }
 

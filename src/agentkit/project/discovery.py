@@ -30,6 +30,7 @@ from agentkit.project.surface import (
     discover_schedules,
     discover_tools,
 )
+from agentkit.project.typos import AGENT_KEYWORDS, AGENT_NO_EFFECT, unknown_keyword
 from agentkit.project.validation import slug_problem
 
 # Top-level entries of agent/ and what (if anything) discovers them.
@@ -94,11 +95,7 @@ def discover_project(root: Path) -> tuple[Manifest, ModuleScope]:
     instructions = discover_instructions(ctx, ctx.agent_dir, inline=inline)
     if instructions is None:
         if not any(d.code == "instructions.conflict" for d in ctx.diag.items):
-            ctx.diag.add(
-                "instructions.missing",
-                "agent/instructions.md",
-                "the root agent needs instructions: write agent/instructions.md",
-            )
+            _instructions_missing(ctx)
         instructions = ""
     elif not instructions.strip():
         ctx.diag.add("instructions.empty", "agent/instructions.md", "the instructions are empty")
@@ -137,6 +134,33 @@ def _mcp_lock(ctx: Ctx) -> dict[str, Any] | None:
     return lock.to_json() if lock is not None else None
 
 
+def _instructions_missing(ctx: Ctx) -> None:
+    if (ctx.agent_dir / "instructions.py").is_file():
+        # it exists but gave no instructions (its own diagnostic says why, e.g. import.failed)
+        path, message = (
+            "agent/instructions.py",
+            "the root agent has no instructions: agent/instructions.py defined none "
+            "(fix the error reported for it)",
+        )
+    else:
+        path = "agent/instructions.md"
+        message = "the root agent needs instructions: write agent/instructions.md"
+    ctx.diag.add("instructions.missing", path, message)
+
+
+def _check_agent_keywords(ctx: Ctx, options: dict[str, object]) -> None:
+    for key in sorted(options):
+        if key in AGENT_NO_EFFECT:
+            ctx.diag.add(
+                "agent.option_no_effect",
+                "agent/agent.py",
+                f"define_agent({key}=...) has no effect on this host; remove it",
+            )
+        elif key not in AGENT_KEYWORDS:
+            message = unknown_keyword(key, AGENT_KEYWORDS)
+            ctx.diag.add("agent.unknown_option", "agent/agent.py", f"define_agent: {message}")
+
+
 def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
     """The root agent's spec and its inline instructions (if agent.py has them)."""
     path = ctx.agent_dir / "agent.py"
@@ -150,6 +174,7 @@ def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
     if definition is None:
         return AgentSpec(name=name, slug=slug, ref=ref), None
     options = dict(definition.options)
+    _check_agent_keywords(ctx, options)
     try:
         options = json.loads(json.dumps(options, sort_keys=True))
     except (TypeError, ValueError) as exc:

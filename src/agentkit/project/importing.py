@@ -11,6 +11,7 @@ from agentkit.project.diagnostics import Collector
 from agentkit.project.files import ProjectFS
 from agentkit.project.loader import ModuleScope, module_name_for
 from agentkit.project.manifest import CodeRef
+from agentkit.project.typos import unexpected_keyword_hint
 
 
 def _user_traceback(exc: BaseException, root: Path) -> str:
@@ -39,8 +40,8 @@ class Importer:
             self.diag.add(
                 "import.failed",
                 rel,
-                f"importing this file raised {type(exc).__name__}: {exc}\n"
-                + _user_traceback(exc, self.scope.root),
+                f"importing this file raised {type(exc).__name__}: {exc}"
+                f"{unexpected_keyword_hint(exc)}\n" + _user_traceback(exc, self.scope.root),
             )
             return None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentkit import __version__
+from agentkit.aws.project_files import project_files
 from agentkit.errors import ProjectError
 from agentkit.project.validation import slug_problem
 
@@ -53,14 +55,22 @@ case = define_eval(
 )
 """
 
-_PYPROJECT = """[project]
+_PYPROJECT = """[build-system]
+requires = ["setuptools>=77"]
+build-backend = "setuptools.build_meta"
+
+[project]
 name = "{name}"
 version = "0.1.0"
 requires-python = ">=3.11"
-dependencies = ["agentkit"]
+dependencies = ["agentkit-serverless>={version}"]
+
+# agent/ and evals/ are folders agentkit reads, not Python packages: install no modules.
+[tool.setuptools]
+packages = []
 """
 
-_GITIGNORE = ".agentkit/\n__pycache__/\nbuild/\n"
+_GITIGNORE = ".agentkit/\n.aws-sam/\n__pycache__/\nbuild/\n*.egg-info/\n"
 
 
 def scaffold(target: Path, name: str | None = None) -> list[str]:
@@ -77,13 +87,14 @@ def scaffold(target: Path, name: str | None = None) -> list[str]:
         raise ProjectError(f"{target / 'agent'} already exists; not overwriting it")
     display = name or slug
     files = {
-        "pyproject.toml": _PYPROJECT.format(name=display.replace('"', "")),
+        "pyproject.toml": _PYPROJECT.format(name=slug, version=__version__),
         ".gitignore": _GITIGNORE,
         "agent/instructions.md": _INSTRUCTIONS.format(name=display),
         "agent/agent.py": _AGENT,
         "agent/tools/roll_dice.py": _TOOL,
         "evals/evals.config.py": _EVALS_CONFIG,
         "evals/roll.eval.py": _EVAL,
+        **project_files(slug),
     }
     written = []
     for rel, text in files.items():

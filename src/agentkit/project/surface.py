@@ -23,6 +23,7 @@ from agentkit.project.manifest import (
     ScheduleSpec,
     ToolSpec,
 )
+from agentkit.project.typos import SCHEDULE_KEYS, warn_unknown_keys
 from agentkit.project.validation import (
     BUILTIN_TOOLS,
     SLUG_RE,
@@ -293,6 +294,7 @@ def _markdown_schedule(ctx: Ctx, path: Path) -> ScheduleSpec | None:
     doc = ctx.markdown(path)
     if doc is None:
         return None
+    warn_unknown_keys(ctx, path, doc.meta, SCHEDULE_KEYS, "schedule")
     cron = doc.meta.get("cron")
     if not _cron_ok(ctx, path, cron):
         return None

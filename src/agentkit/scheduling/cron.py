@@ -23,6 +23,27 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_DURATION = timedelta(days=3660)
 
 
+_RANGES = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day-of-month", 1, 31),
+    ("month", 1, 12),
+    ("day-of-week", 0, 7),
+)
+
+
+def _out_of_range(fields: list[str]) -> str | None:
+    """The first number outside its field's range, named with the field ("hour 25 is out of
+    range 0-23"); steps (`/n`) and nth weekdays (`#n`) are counts, not values."""
+    for field, (name, low, high) in zip(fields, _RANGES, strict=True):
+        for part in field.split(","):
+            values = part.split("/")[0].split("#")[0]
+            for number in re.findall(r"\d+", values):
+                if not low <= int(number) <= high:
+                    return f"{name} {int(number)} is out of range {low}-{high}"
+    return None
+
+
 def validate_cron(expr: object) -> str | None:
     """Return why `expr` is not a valid 5-field UTC cron expression, or None when it is."""
     if not isinstance(expr, str) or not expr.strip():
@@ -38,6 +59,9 @@ def validate_cron(expr: object) -> str | None:
     for field in fields:
         if not _FIELD_RE.fullmatch(field) or "H" in field.upper().replace("TH", ""):
             return f"invalid cron field {field!r} in {expr.strip()!r}"
+    out_of_range = _out_of_range(fields)
+    if out_of_range:
+        return f"{out_of_range} in {expr.strip()!r}"
     # Imported here, not at the top: croniter (with dateutil and six) is costly to load and
     # a process that only answers requests (the API function) never needs it.
     from croniter import croniter

@@ -58,9 +58,12 @@ def error_response(
 
 def _describe(errors: list[Any]) -> tuple[str, list[dict[str, Any]]]:
     issues = []
+    # An unknown key first: {"mesage": ...} is a typo of the missing key it also causes.
+    errors = sorted(errors, key=lambda err: err.get("type") != "extra_forbidden")
     for err in errors[:20]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        issues.append({"path": loc, "message": str(err.get("msg", "invalid"))})
+        text = "unknown key" if err.get("type") == "extra_forbidden" else err.get("msg")
+        issues.append({"path": loc, "message": str(text or "invalid")})
     first = issues[0] if issues else {"path": "body", "message": "invalid request"}
     return f"{first['path']}: {first['message']}", issues
 

@@ -18,6 +18,12 @@ class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
 
+class _Request(_Wire):
+    # A misspelt key ({"mesage": ...}, or a tool's argument beside "input" instead of in it)
+    # is a 400 naming it, not silently dropped.
+    model_config = ConfigDict(extra="forbid")
+
+
 class _Reply(_Wire):
     # Response models are built with their route (routes are built on first use, see
     # `server.routing`) or on first use, not when a cold start imports this module.
@@ -36,14 +42,14 @@ class ErrorBody(_Wire):
 WorkspaceFiles = dict[str, str]
 
 
-class StartSessionBody(_Wire):
+class StartSessionBody(_Request):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     workspace_files: WorkspaceFiles | None = Field(
         default=None, description="Files (relative path -> text) written before the turn."
     )
 
 
-class FollowUpBody(_Wire):
+class FollowUpBody(_Request):
     continuation_token: str = Field(min_length=1, max_length=512)
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     workspace_files: WorkspaceFiles | None = None
@@ -116,7 +122,7 @@ class ApprovalList(_Reply):
     approvals: list[ApprovalOut]
 
 
-class DecisionBody(_Wire):
+class DecisionBody(_Request):
     decision: Literal["approve", "deny"]
 
 
@@ -126,7 +132,7 @@ class DecisionResult(_Reply):
     decision: Literal["approve", "deny"]
 
 
-class ToolCallBody(_Wire):
+class ToolCallBody(_Request):
     input: dict[str, Any] = Field(default_factory=dict)
     session_id: str | None = None
 
