@@ -32,17 +32,10 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_runtest_setup(item: pytest.Item) -> None:
     """A test marked slow says why (`@pytest.mark.slow(reason=...)`): a slow test without
-    a reason is a design problem nobody wrote down."""
-    bare = [
-        item.nodeid
-        for item in items
-        for mark in item.iter_markers("slow")
-        if not (mark.kwargs.get("reason") or mark.args)
-    ]
-    if bare:
-        raise pytest.UsageError(
-            "mark.slow needs a reason, as in @pytest.mark.slow(reason='...'): "
-            + ", ".join(sorted(set(bare))[:10])
-        )
+    a reason is a design problem nobody wrote down. (Checked as each test is set up, so
+    that a parallel run reports it as a failure of that test.)"""
+    for mark in item.iter_markers("slow"):
+        if not (mark.kwargs.get("reason") or mark.args):
+            pytest.fail("mark.slow needs a reason, as in @pytest.mark.slow(reason='...')")

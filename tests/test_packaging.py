@@ -56,7 +56,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="builds the wheel and installs it into a fresh venv")
 @pytest.mark.timeout(400)
 def test_build_makes_a_wheel_and_an_sdist_that_pass_twine_check(dist: Path) -> None:
     names = sorted(p.name for p in dist.iterdir())
@@ -79,7 +79,7 @@ def test_build_makes_a_wheel_and_an_sdist_that_pass_twine_check(dist: Path) -> N
     assert "agentkit/aws/templates/template.yaml" in files
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="builds the wheel and installs it into a fresh venv")
 @pytest.mark.timeout(400)
 def test_the_installed_wheel_runs_the_example(dist: Path, tmp_path: Path) -> None:
     # The wheel goes into a folder of its own, ahead of the checkout on the path; its

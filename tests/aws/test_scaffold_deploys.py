@@ -14,7 +14,7 @@ import pytest
 
 from agentkit.aws.project_files import layer_makefile, template_yaml
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="runs sam build on a fresh scaffold")
 
 ROOT = Path(__file__).resolve().parents[2]
 SAM = ROOT / ".venv-aws" / "bin" / "sam"

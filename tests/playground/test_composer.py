@@ -15,7 +15,7 @@ from tests.playground.conftest import Shot
 from tests.playground.test_playground import open_playground, send, session_id, wait_turns_done
 from tests.server.helpers import dump
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 # Width of an input's placeholder in its own font, against the room its box gives it.
 PLACEHOLDER_FITS = """(node) => {

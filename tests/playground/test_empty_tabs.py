@@ -13,7 +13,7 @@ from tests.fixtures.http_server import ServeFactory
 from tests.playground.conftest import Shot
 from tests.playground.test_playground import open_playground
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 
 def check_empty(page: Any, kind: str, words: str) -> None:

@@ -13,7 +13,7 @@ from tests.playground.conftest import Shot
 from tests.playground.test_playground import open_playground, send, wait_turns_done
 from tests.playground.traces import DOCUMENTED, every_type, write_trace
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 FAILURES = {"turn.failed", "session.failed"}
 

@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures.http_server import SLUG, Served
 from tests.playground.conftest import Shot
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the host index and docs in Chromium")
 
 BACKGROUND = "(n) => getComputedStyle(n).backgroundColor"
 

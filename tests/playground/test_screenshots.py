@@ -12,7 +12,7 @@ from tests.fixtures.http_server import ServeFactory
 from tests.playground.conftest import Shot
 from tests.playground.test_playground import open_playground, send, session_id, wait_turns_done
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="screenshots every tab in Chromium")
 
 TABS = {
     "chat": "#transcript .turn-foot",

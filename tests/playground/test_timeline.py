@@ -16,7 +16,7 @@ from tests.playground.test_playground import open_playground, send, session_id, 
 from tests.playground.traces import parallel_turn, write_trace
 from tests.server.helpers import dump
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 
 def rows(page: Any) -> list[dict[str, str]]:

@@ -15,7 +15,7 @@ from tests.playground.conftest import Shot
 from tests.playground.test_playground import open_playground, send, session_id, wait_turns_done
 from tests.server.helpers import dump
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 
 def tool_card(page: Any, name: str) -> Any:

@@ -17,7 +17,7 @@ from tests.fixtures.http_server import Served
 from tests.protocols.conftest import ALICE, BOB, run_node
 from tests.server.helpers import dump
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives a served agent with the official Node client")
 
 
 def run_input(thread_id: str, message: str | None = None, **extra: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from tests.fixtures.http_server import Served
 from tests.protocols.conftest import ALICE, BOB, run_node
 from tests.server.helpers import dump
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives a served agent with the official Node client")
 
 
 def chat_body(chat_id: str, text: str) -> dict[str, Any]:
