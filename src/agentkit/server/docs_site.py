@@ -175,11 +175,12 @@ def render_index(root: Path, prefix: str = "/docs") -> str:
     )
 
 
-# The pages are markdown rendered here with one inline stylesheet: no script, no frame, no
-# form, and no request leaves this server. Nobody may frame them (clickjacking).
+# The pages are markdown rendered here with one inline stylesheet: no script, no frame, one
+# form (the search box, which submits to this server), and no request leaves this server.
+# Nobody may frame them (clickjacking).
 DOCS_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 DOCS_HEADERS = {
     "content-security-policy": DOCS_CSP,
