@@ -6,6 +6,7 @@ import { channelRoutes } from "./routes.js";
 import { highlight } from "./highlight.js";
 import { EMPTY, emptyTab, initEmpty } from "./empty.js";
 import { toolForm } from "./toolform.js";
+import { formatCount, formatMean, formatMoney } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
@@ -115,7 +116,7 @@ async function loadSessions(cursor = null) {
     row.dataset.sessionId = s.sessionId;
     row.append(el("code", "sid", s.sessionId));
     row.append(el("span", `status ${s.status}`, s.status));
-    const cost = typeof s.costUsd === "number" ? ` · $${s.costUsd.toFixed(4)}` : "";
+    const cost = typeof s.costUsd === "number" ? ` · ${formatMoney(s.costUsd)}` : "";
     row.append(el("span", "muted", `${s.channelId} · ${s.mode}${cost}`));
     row.append(el("time", "muted", new Date(s.updatedAt).toLocaleString()));
     row.addEventListener("click", () => ctx.openSession(s.sessionId));
@@ -323,7 +324,7 @@ const ARM_METRICS = ["completed", "failed", "steps", "toolCalls", "costUsd", "in
 
 function num(value) {
   if (typeof value !== "number") return value ?? "";
-  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(4);
+  return Number.isInteger(value) ? formatCount(value) : formatMean(value);
 }
 
 function experimentBox(x) {
@@ -360,7 +361,7 @@ function experimentBox(x) {
   if (x.guardrails && x.guardrails.length) box.append(el("div", "label", "Guardrails"), table(x.guardrails));
   if (x.srm) {
     const observed = Object.entries(x.srm.observed || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
-    const p = typeof x.srm.pValue === "number" ? x.srm.pValue.toFixed(3) : "?";
+    const p = typeof x.srm.pValue === "number" ? formatMean(x.srm.pValue) : "?";
     const verdict = x.srm.flagged ? "the split looks wrong" : "the split looks as configured";
     box.append(el("p", x.srm.flagged ? "error" : "muted", `Split check: ${observed} (p = ${p}): ${verdict}`));
   }

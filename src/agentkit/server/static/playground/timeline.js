@@ -9,7 +9,7 @@
 // approval has no `action.started`, so its running bar ends at its result and starts
 // `durationMs` before it.
 
-import { formatUsage, formatMs } from "./format.js";
+import { formatMoney, formatUsage, formatMs } from "./format.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -163,7 +163,7 @@ function describe(row, start) {
     if (row.first != null) bits.push(`first output ${formatMs(row.first - row.start)}`);
     bits.push(formatMs(row.duration));
     if (row.usage) bits.push(formatUsage(row.usage));
-    if (typeof row.cost === "number") bits.push(`$${row.cost.toFixed(4)}`);
+    if (typeof row.cost === "number") bits.push(formatMoney(row.cost));
   } else if (row.kind === "tool") {
     for (const s of row.segments) bits.push(`${s.kind} ${formatMs(s.end - s.start)}`);
     if (row.decision) bits.push(row.decision === "approve" ? "approved" : "denied");

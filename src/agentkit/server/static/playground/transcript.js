@@ -5,7 +5,7 @@
 import { renderMarkdown } from "./markdown.js";
 import { highlight } from "./highlight.js";
 import { drawTimeline } from "./timeline.js";
-import { formatMs, formatUsage } from "./format.js";
+import { formatMoney, formatMs, formatUsage } from "./format.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -26,7 +26,7 @@ function jsonBlock(value) {
 
 function formatCost(data) {
   const cost = data.costUsd ?? data.cost ?? (data.usage && data.usage.costUsd);
-  return typeof cost === "number" ? `$${cost.toFixed(cost < 0.01 ? 4 : 2)}` : "";
+  return typeof cost === "number" ? formatMoney(cost) : "";
 }
 
 function between(from, to) {

@@ -1,0 +1,87 @@
+"""Numbers for people: the page's one formatter, run in Chromium as the page loads it, and
+the A/Bs tab printing its means through it (no `1971.3000`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.fixtures.http_server import Served, ServeFactory
+from tests.playground.test_example_agent import open_page, pr_review  # noqa: F401
+from tests.playground.test_playground import open_playground
+
+pytestmark = pytest.mark.slow
+
+CASES: list[tuple[str, Any, str]] = [
+    ("formatCount", 1969, "1,969"),
+    ("formatCount", 1234567, "1,234,567"),
+    ("formatCount", 0, "0"),
+    ("formatMean", 1971.3, "1,971"),
+    ("formatMean", 0.9, "0.9"),
+    ("formatMean", 12.3456, "12.3"),
+    ("formatMean", 0.012345, "0.0123"),
+    ("formatMean", -3.14159, "-3.14"),
+    ("formatMean", 0, "0"),
+    ("formatRate", 0.9, "90%"),
+    ("formatRate", 0.1234, "12%"),
+    ("formatRate", 0.0123, "1.2%"),
+    ("formatRate", 1, "100%"),
+    ("formatMoney", 0.012345, "$0.0123"),
+    ("formatMoney", 0.5, "$0.50"),
+    ("formatMoney", 0.0009, "$0.0009"),
+    ("formatMoney", 0.00001, "<$0.0001"),
+    ("formatMoney", 2.5, "$2.50"),
+    ("formatMoney", 1234.5, "$1,234.50"),
+    ("formatMoney", 0, "$0"),
+    ("formatMs", 840, "840 ms"),
+    ("formatMs", 2400, "2.40 s"),
+    ("formatMs", 0.4, "<1 ms"),
+    ("formatMs", 185_000, "3 min 5 s"),
+    ("formatMean", None, ""),
+    ("formatMoney", "x", ""),
+]
+
+
+def test_the_formatter_writes_numbers_for_people(serve: ServeFactory, page_factory: Any) -> None:
+    page = page_factory()
+    open_playground(page, serve("--dev").url)
+    got = page.evaluate(
+        """async (cases) => {
+          const f = await import(new URL("assets/format.js", location.href + "/").href);
+          return cases.map(([name, input]) => f[name](input));
+        }""",
+        [[name, value] for name, value, _ in CASES],
+    )
+    assert list(zip([(n, v) for n, v, _ in CASES], got, strict=True)) == [
+        ((n, v), want) for n, v, want in CASES
+    ]
+
+
+def test_the_abs_tab_prints_no_four_decimal_means(
+    pr_review: Served,  # noqa: F811
+    page_factory: Any,
+) -> None:
+    page = page_factory()
+
+    def fractional_means(route: Any) -> None:
+        # The test model's means are whole numbers; give the real report the fractional
+        # means a real model produces (the issue's `1971.3000` and `0.9000`).
+        report = route.fetch().json()
+        for x in report.get("experiments", []):
+            for totals in x.get("arms", {}).values():
+                totals.setdefault("means", {}).update(inputTokens=1971.3, completed=0.9)
+        route.fulfill(json=report)
+
+    page.route("**/v1/abs", fractional_means)
+    open_page(page, pr_review)
+    for text in ("Please review PR 12", "And PR 13, briefly"):
+        page.get_by_label("Message").fill(text)
+        page.get_by_label("Message").press("Enter")
+        page.locator(".turn-foot").last.wait_for()
+    page.get_by_role("tab", name="A/Bs").click()
+    page.locator("#abs").get_by_role("heading", name="review-style").wait_for()
+    text = page.locator("#abs").inner_text()
+    assert "1,971" in text and "0.9" in text
+    assert not re.search(r"\d\.\d{4}\b", text), text
