@@ -12,7 +12,7 @@ from tests.fixtures.http_server import Served, ServeFactory
 from tests.playground.test_example_agent import open_page, pr_review  # noqa: F401
 from tests.playground.test_playground import open_playground
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
 
 CASES: list[tuple[str, Any, str]] = [
     ("formatCount", 1969, "1,969"),
