@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -20,10 +20,12 @@ SEPARATORS = "a\u2028b\u2029c\u0085d"
 
 
 @contextmanager
-def canned(text: str, status: int = 200) -> Iterator[str]:
+def answering(respond: Callable[[str], tuple[int, bytes]]) -> Iterator[str]:
+    """A real HTTP server on loopback whose GETs `respond(path)` answers as (status, body)."""
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = text.encode("utf-8") if "/stream" in self.path else b""
+            status, body = respond(self.path)
             self.send_response(status)
             self.send_header("content-type", "application/x-ndjson")
             self.send_header("content-length", str(len(body)))
@@ -41,6 +43,11 @@ def canned(text: str, status: int = 200) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def canned(text: str, status: int = 200) -> AbstractContextManager[str]:
+    """Every stream request gets `text` (other GETs an empty body)."""
+    return answering(lambda path: (status, text.encode("utf-8") if "/stream" in path else b""))
 
 
 def wire(index: int, kind: str, data: dict[str, Any]) -> str:
@@ -92,38 +99,18 @@ def overlapping() -> Iterator[tuple[str, list[int]]]:
     asked: list[int] = []
     first = "".join(wire(i, "message.appended", {"text": str(i)}) for i in range(3))
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if "/stream" not in self.path:
-                body = b""
-            else:
-                start = int(self.path.split("startIndex=")[1].split("&")[0])
-                asked.append(start)
-                if len(asked) == 1:
-                    body = first.encode()
-                else:
-                    lines = [
-                        wire(i, "message.appended", {"text": str(i)})
-                        for i in range(max(0, start - 2), 5)
-                    ]
-                    body = ("".join(lines) + wire(5, "session.completed", {})).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/x-ndjson")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def respond(path: str) -> tuple[int, bytes]:
+        if "/stream" not in path:
+            return 200, b""
+        start = int(path.split("startIndex=")[1].split("&")[0])
+        asked.append(start)
+        if len(asked) == 1:
+            return 200, first.encode()
+        lines = [wire(i, "message.appended", {"text": str(i)}) for i in range(max(0, start - 2), 5)]
+        return 200, ("".join(lines) + wire(5, "session.completed", {})).encode()
 
-        def log_message(self, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/a", asked
-    finally:
-        server.shutdown()
-        server.server_close()
+    with answering(respond) as url:
+        yield url, asked
 
 
 def test_an_overlapping_window_after_a_resume_yields_nothing_twice() -> None:
