@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agentkit.emulator.background import BackgroundLoop
 from agentkit.emulator.chaos import Chaos
 from agentkit.emulator.lambda_service import LambdaService
 
@@ -92,7 +93,7 @@ class Firing:
     execution_id: str
 
 
-class SchedulerService:
+class SchedulerService(BackgroundLoop):
     """Fires the schedules of one group."""
 
     def __init__(
@@ -112,17 +113,7 @@ class SchedulerService:
         self._poll = poll
         self._clock = clock
         self._armed: dict[str, _Armed] = {}
-        self._task: asyncio.Task[None] | None = None
         self.firings: list[Firing] = []
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
 
     async def _run(self) -> None:
         while True:

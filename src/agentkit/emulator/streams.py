@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import datetime as dt
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
+from agentkit.emulator.background import BackgroundLoop
 from agentkit.emulator.chaos import Chaos
 from agentkit.emulator.lambda_service import LambdaService
 from agentkit.emulator.template import StreamMapping
@@ -58,7 +58,7 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-class StreamPoller:
+class StreamPoller(BackgroundLoop):
     """Reads the events table's stream and feeds HooksFunction."""
 
     def __init__(
@@ -81,19 +81,9 @@ class StreamPoller:
         self._chaos = chaos
         self._region = region
         self._poll = poll_interval
-        self._task: asyncio.Task[None] | None = None
         self.delivered_batches = 0
         self.dead_letters: list[dict[str, Any]] = []
         self.idle = asyncio.Event()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
 
     async def _run(self) -> None:
         arn = await asyncio.to_thread(self._stream_arn)
