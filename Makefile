@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean node-deps
+.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean node-deps unasync
 
 # uv installs when it is on PATH (several times faster), pip otherwise.
 UV ?= $(shell command -v uv 2>/dev/null)
@@ -35,6 +35,11 @@ typecheck: setup
 	$(BIN)/mypy
 
 check: lint typecheck
+
+# The blocking client is generated from the asyncio one (src/agentkit/client/_async.py);
+# tests/client/test_unasync.py fails when they drift apart.
+unasync: setup
+	$(BIN)/python -m agentkit.client._unasync
 
 # The whole suite, in parallel (one worker per core; a module's tests stay on one worker,
 # so a server a module shares starts once), then the 20 slowest tests.

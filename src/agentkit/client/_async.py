@@ -1,9 +1,12 @@
 """`AsyncClient` and `AsyncSession`: the asyncio client of one agent's HTTP API (the same
-calls as `Client`, awaited)."""
+calls as `Client`, awaited).
+
+`_async.py` is the one source of both clients: `_sync.py` is generated from it by
+`make unasync` (see `_unasync.py`), and a test fails when the two drift apart.
+"""
 
 # Coverage is below 80%: the tests drive the client against a real server; what they
-# leave out is convenience (repr, deny, workspace files on send) and transport failures
-# other than the dropped answers and cut streams tests/client covers.
+# leave out is convenience (repr, workspace files on send) and the rarer transport failures.
 
 from __future__ import annotations
 
@@ -16,11 +19,16 @@ from typing import Any
 import httpx
 
 from agentkit.client._config import (
+    RETRYABLE_ERRORS,
     RETRYABLE_STATUS,
+    Attempts,
     Settings,
     auth_headers,
+    check_deadline,
+    pause_within,
     session_path,
     stream_params,
+    write_headers,
 )
 from agentkit.client._errors import ConnectionLost, check, refuse
 from agentkit.client._models import Accepted, Approval, SessionSummary, ToolCall
@@ -41,8 +49,14 @@ class AsyncClient:
     """A client of one agent: `base_url` is the agent's root (`http://host:3000/<slug>`, no
     slug under `serve --mode single`); `token` is sent as a bearer token.
 
-    Bring your own `httpx.AsyncClient` as `http` (it is not closed here) or a `transport` (an
-    ASGI app, a test transport). See `Settings` for `timeout`, `retries`, `stream_retries`.
+    Bring your own `httpx.AsyncClient` as `http` (it is not closed here) or a `transport` (a
+    test transport, or one that calls an app in process over ASGI). See `Settings` for
+    `timeout`, `retries`, `retry_deadline`, `stream_retries` and the backoff.
+
+    Every write (start, send, approve, deny, stop, call_tool) carries an `Idempotency-Key`
+    and is retried, with the same key, after a connection error, a read timeout or a
+    502/503/504: a server that already acted answers with its first response, so a lost
+    answer is invisible.
     """
 
     def __init__(
@@ -56,12 +70,13 @@ class AsyncClient:
         backoff: float = 0.25,
         backoff_max: float = 5.0,
         stream_window: float | None = None,
+        retry_deadline: float = 60.0,
         http: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.settings = Settings(
-            timeout, retries, stream_retries, backoff, backoff_max, stream_window
+            timeout, retries, stream_retries, backoff, backoff_max, stream_window, retry_deadline
         )
         self._own = http is None
         self._http = http or httpx.AsyncClient(timeout=timeout, transport=transport)
@@ -84,36 +99,47 @@ class AsyncClient:
         return self.base_url + path
 
     async def _get(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
-        """An idempotent call: retried on connection errors and 502/503/504."""
-        failures = 0
+        """A read: safe to repeat, so retried as `Settings` allows."""
+        return await self._request("GET", path, self._headers, params=params)
+
+    async def _post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        """A write: it carries an idempotency key, the same on each retry, so that the
+        server acts once however many tries it takes to hear the answer."""
+        return await self._request("POST", path, write_headers(self._headers), body=body or {})
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        *,
+        params: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> httpx.Response:
+        attempts = Attempts(self.settings)
         while True:
             try:
-                response = await self._http.get(
-                    self._url(path), params=params, headers=self._headers
+                response = await self._http.request(
+                    method,
+                    self._url(path),
+                    params=params,
+                    json=body,
+                    headers=headers,
+                    timeout=attempts.timeout(),
                 )
-            except httpx.TransportError as exc:
-                failures += 1
-                if failures > self.settings.retries:
-                    raise ConnectionLost(f"GET {path}: {exc}") from exc
+            except RETRYABLE_ERRORS as exc:
+                pause = attempts.retry_after()
+                if pause is None:
+                    raise ConnectionLost(
+                        f"{method} {path}: {exc!r} (tried {attempts.failures} times)"
+                    ) from exc
             else:
                 if response.status_code not in RETRYABLE_STATUS:
                     return check(response)
-                failures += 1
-                if failures > self.settings.retries:
+                pause = attempts.retry_after()
+                if pause is None:
                     return check(response)
-            await asyncio.sleep(self.settings.delay(failures))
-
-    async def _post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
-        """A call that changes something: sent once, never retried (a retry could act twice)."""
-        try:
-            response = await self._http.post(
-                self._url(path), json=body or {}, headers=self._headers
-            )
-        except httpx.TransportError as exc:
-            raise ConnectionLost(
-                f"POST {path}: {exc} (not retried: the server may or may not have acted)"
-            ) from exc
-        return check(response)
+            await asyncio.sleep(pause)
 
     # ---- sessions ------------------------------------------------------------------
 
@@ -215,8 +241,12 @@ class AsyncClient:
         until_settled: bool = False,
         deadline: float | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Events from `cursor.next_index`, across as many responses as it takes."""
+        """Events from `cursor.next_index`, across as many responses as it takes. With a
+        `deadline` (a `time.monotonic()` value) it raises `TimeoutError` by then, even when
+        a response stalls mid-body."""
         path = session_path(cursor.session_id)
+        if until_settled and await self._settled_before(cursor):
+            return
         failures = 0
         while True:
             window = self._window(cursor, deadline)
@@ -227,7 +257,9 @@ class AsyncClient:
                     self._url(path + "/stream"),
                     params=stream_params(cursor.next_index, window),
                     headers=self._headers,
-                    timeout=self.settings.stream_timeout(window),
+                    timeout=self.settings.stream_timeout(
+                        window, check_deadline(deadline, cursor.session_id)
+                    ),
                 ) as response:
                     self.stream_responses += 1
                     if response.status_code != 200:
@@ -239,30 +271,30 @@ class AsyncClient:
                             yield event
                             if await self._stop(event, cursor, until_settled):
                                 return
+                        check_deadline(deadline, cursor.session_id)  # bytes, but not ours
                     for event in fresh(splitter.end(), cursor):
                         yield event
                         if await self._stop(event, cursor, until_settled):
                             return
-            except httpx.TransportError as exc:
+            except RETRYABLE_ERRORS as exc:
+                check_deadline(deadline, cursor.session_id)  # a read that timed out at it
                 failures = 0 if cursor.next_index > before else failures + 1
                 if failures > self.settings.stream_retries:
                     raise ConnectionLost(f"lost the stream of {cursor.session_id}: {exc}") from exc
-                await asyncio.sleep(self.settings.delay(failures))
+                await asyncio.sleep(pause_within(self.settings.delay(failures), deadline))
                 continue
             # The server ended the response (its window, a shutdown): resume. One that ended
             # with nothing new waits a moment first, so a server that answers at once (while
             # shutting down, say) is not asked again in a tight loop.
             failures = 0
             if cursor.next_index == before:
-                await asyncio.sleep(self.settings.backoff)
+                await asyncio.sleep(pause_within(self.settings.backoff, deadline))
 
     def _window(self, cursor: Cursor, deadline: float | None) -> float | None:
         """The window to ask for: the configured one, cut to what is left of a deadline."""
         window = self.settings.stream_window
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"session {cursor.session_id}: wait timed out")
+        left = check_deadline(deadline, cursor.session_id)
+        if left is not None:
             window = left if window is None else min(window, left)
         return window
 
@@ -273,8 +305,25 @@ class AsyncClient:
 
     async def _caught_up(self, cursor: Cursor) -> bool:
         """Whether nothing was recorded after the last event yielded."""
+        return not await self._recorded_from(cursor.session_id, cursor.next_index)
+
+    async def _settled_before(self, cursor: Cursor) -> bool:
+        """Whether the session had already settled where `cursor` starts: the event just
+        before it settled the session and nothing came after (a reader that starts there
+        would otherwise wait for an event that never comes)."""
+        if cursor.next_index == 0:
+            return False
         path = session_path(cursor.session_id) + "/events"
-        return not (await self._get(path, {"startIndex": cursor.next_index})).content.strip()
+        response = await self._get(path, {"startIndex": cursor.next_index - 1})
+        splitter = LineSplitter()
+        lines = splitter.feed(response.text) + splitter.end()
+        events = [e for e in map(parse_line, lines) if e is not None]
+        return len(events) == 1 and events[0].type in SETTLED
+
+    async def _recorded_from(self, session_id: str, start_index: int) -> bool:
+        """Whether any event is recorded at `start_index` or later."""
+        path = session_path(session_id) + "/events"
+        return bool((await self._get(path, {"startIndex": start_index})).content.strip())
 
     async def dump(self, session_id: str, start_index: int = 0) -> list[Event]:
         """The recorded events from `start_index`, one-shot (no live follow)."""
@@ -288,8 +337,8 @@ class AsyncClient:
 class AsyncSession:
     """One conversation. Keeps the rotating continuation token and the turn last started.
 
-    `send` is serialized per object, so two threads sharing a `Session` never race each
-    other into a stale token.
+    `send` is serialized per object, so two callers sharing one session object never race
+    each other into a stale token.
     """
 
     def __init__(
@@ -306,7 +355,7 @@ class AsyncSession:
         self.accepted = accepted
         self.next_index = 0  # where `wait()` reads from next
         self._send_lock = asyncio.Lock()
-        self._last_watch = TurnWatch(None)
+        self._settled: TurnWatch | None = None  # the last wait that saw its turn end or park
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, turn_id={self.turn_id!r})"
@@ -373,7 +422,27 @@ class AsyncSession:
 
     async def wait(self, timeout: float | None = None) -> list[Event]:
         """Read on until the last accepted turn ends or parks on an approval; the events
-        read (from where the previous `wait` stopped). `TimeoutError` after `timeout`."""
+        read (from where the previous `wait` stopped). `TimeoutError` after `timeout`,
+        even when the stream stalls.
+
+        Waiting again on a turn already seen to end returns at once with the same events
+        (so `wait()` then `reply_text()` is fine); a parked turn is followed again only once
+        something was recorded after it (an approval, say)."""
+        return (await self._settle(timeout)).events
+
+    async def reply_text(self, timeout: float | None = None) -> str:
+        """Wait for the turn and return its reply; `TurnError` if it failed or parked."""
+        return (await self._settle(timeout)).reply()
+
+    async def _settle(self, timeout: float | None) -> TurnWatch:
+        done = self._settled
+        # A turn seen to end stays ended; a parked one may have been decided since.
+        if (
+            done is not None
+            and done.turn_id == self.turn_id
+            and (not done.parked or not await self.client._recorded_from(self.id, self.next_index))
+        ):
+            return done
         watch = TurnWatch(self.turn_id)
         cursor = Cursor(self.id, self.next_index)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -382,14 +451,9 @@ class AsyncSession:
             async for event in stream:
                 self.next_index = event.index + 1
                 if watch.done(event):
+                    self._settled = watch
                     break
-        self._last_watch = watch
-        return watch.events
-
-    async def reply_text(self, timeout: float | None = None) -> str:
-        """Wait for the turn and return its reply; `TurnError` if it failed or parked."""
-        await self.wait(timeout)
-        return self._last_watch.reply()
+        return watch
 
     async def pending_approvals(self) -> list[Approval]:
         """Tool calls parked on a human decision."""
@@ -405,6 +469,7 @@ class AsyncSession:
         await self._decide(call_id, "deny")
 
     async def _decide(self, call_id: str, decision: str) -> None:
+        self._settled = None  # the parked turn resumes: the next wait follows it
         await self.client._post(
             f"{session_path(self.id)}/approvals/{call_id}", {"decision": decision}
         )

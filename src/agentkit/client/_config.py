@@ -1,8 +1,12 @@
-"""Client settings shared by the sync and async clients: timeouts, retries, backoff."""
+"""Client settings shared by the sync and async clients: timeouts, retries, backoff, and the
+retry bookkeeping both of them drive (no I/O here)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -11,14 +15,26 @@ import httpx
 # try for a call that is safe to repeat.
 RETRYABLE_STATUS = frozenset({502, 503, 504})
 
+# A refused or broken connection, or an answer that did not come in time. The request may
+# or may not have reached the server, so only a call that is safe to repeat (a GET, or a
+# write carrying its idempotency key) is tried again. Local mistakes (a bad URL) are not.
+RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     """`timeout` applies to each request (a stream waits for events with no read timeout
-    unless `stream_window` bounds it); `retries` is how often an idempotent call (a GET) is
-    tried again after a connection error or a 502/503/504; `stream_retries` is how many
-    failed reconnects in a row a stream tolerates; `backoff` doubles per failure, up to
-    `backoff_max` seconds. Calls that change something (POST) are never retried."""
+    unless `stream_window` or a `wait` deadline bounds it); `retries` is how often a call
+    is tried again after a connection error, a read timeout or a 502/503/504, all within
+    `retry_deadline` seconds of its first try; `stream_retries` is how many failed
+    reconnects in a row a stream tolerates. The pause before a retry doubles per failure
+    from `backoff` up to `backoff_max` seconds, with random jitter.
+
+    A write is retried too: it carries an `Idempotency-Key`, the same on every try, so a
+    server that has already acted answers with its original response instead of acting
+    twice."""
 
     timeout: float = 30.0
     retries: int = 2
@@ -26,13 +42,73 @@ class Settings:
     backoff: float = 0.25
     backoff_max: float = 5.0
     stream_window: float | None = None
+    retry_deadline: float = 60.0
 
     def delay(self, failures: int) -> float:
-        return float(min(self.backoff_max, self.backoff * 2 ** max(0, failures - 1)))
+        """The pause after `failures` failures in a row: exponential, capped, and jittered
+        ("equal jitter": between half and all of the step) so that many clients cut off
+        together do not come back together."""
+        step = min(self.backoff_max, self.backoff * 2 ** max(0, failures - 1))
+        return float(step * random.uniform(0.5, 1.0))
 
-    def stream_timeout(self, window: float | None) -> httpx.Timeout:
+    def stream_timeout(self, window: float | None, left: float | None) -> httpx.Timeout:
+        """A stream request's timeouts: reads wait out the window, never past a deadline
+        `left` seconds away (so a stream that stalls mid-body cannot outlast it)."""
         read = None if window is None else window + self.timeout
-        return httpx.Timeout(self.timeout, read=read)
+        if left is None:
+            return httpx.Timeout(self.timeout, read=read)
+        read = left if read is None else min(read, left)
+        return httpx.Timeout(min(self.timeout, left), read=read)
+
+
+@dataclass(slots=True)
+class Attempts:
+    """The tries of one call: how many failed, and whether another is allowed before the
+    total deadline."""
+
+    settings: Settings
+    failures: int = 0
+    deadline: float = field(default=0.0)
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.settings.retry_deadline
+
+    def timeout(self) -> httpx.Timeout:
+        """The next try's timeout: the configured one, cut to what is left of the deadline."""
+        return httpx.Timeout(max(0.001, min(self.settings.timeout, left(self.deadline))))
+
+    def retry_after(self) -> float | None:
+        """Count a failure; the pause before the next try, or None when none is left."""
+        self.failures += 1
+        pause = self.settings.delay(self.failures)
+        if self.failures > self.settings.retries or pause >= left(self.deadline):
+            return None
+        return pause
+
+
+def left(deadline: float) -> float:
+    """Seconds until `deadline` (a `time.monotonic()` value), 0 once it has passed."""
+    return max(0.0, deadline - time.monotonic())
+
+
+def check_deadline(deadline: float | None, session_id: str) -> float | None:
+    """Seconds left before `deadline`; `TimeoutError` once it has passed."""
+    if deadline is None:
+        return None
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError(f"session {session_id}: wait timed out")
+    return remaining
+
+
+def pause_within(pause: float, deadline: float | None) -> float:
+    """`pause`, cut so that it ends by `deadline`."""
+    return pause if deadline is None else min(pause, left(deadline))
+
+
+def write_headers(headers: dict[str, str]) -> dict[str, str]:
+    """`headers` plus a fresh idempotency key: one per write, reused by its retries."""
+    return {**headers, IDEMPOTENCY_HEADER: str(uuid.uuid4())}
 
 
 def auth_headers(token: str | None) -> dict[str, str]:
