@@ -167,3 +167,36 @@ def test_follow_keeps_printing_the_next_turns(shared_server: Served) -> None:
     indexes = [e["index"] for e in first + second]
     assert indexes == list(range(len(indexes)))
     assert (first + second) == recorded(shared_server, sid)
+
+
+def test_starting_past_the_end_of_a_settled_session_stops_at_once(shared_server: Served) -> None:
+    sid = start(shared_server, "What is the weather in Paris?")["sessionId"]
+    with httpx.Client(timeout=httpx.Timeout(30.0, read=None)) as client:
+        seen = StreamFollower(
+            client,
+            shared_server.url,
+            sid,
+            start=0,
+            window=None,
+            follow=False,
+            retries=3,
+            out=io.StringIO(),
+        )
+        assert seen.run() == 0  # to `session.waiting`
+        after = len(recorded(shared_server, sid))
+        out = io.StringIO()
+        follower = StreamFollower(
+            client,
+            shared_server.url,
+            sid,
+            start=after,
+            window=None,
+            follow=False,
+            retries=3,
+            out=out,
+        )
+        outcome: list[int] = []
+        runner = threading.Thread(target=lambda: outcome.append(follower.run()), daemon=True)
+        runner.start()
+        runner.join(30)  # a follower that waits for an event that never comes is still here
+        assert outcome == [0] and out.getvalue() == ""
