@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from agentkit.client import ApiError, AsyncClient, Client, ConnectionLost
+from agentkit.client import ApiError, AsyncClient, Client, ConnectionLost, StaleToken
 from agentkit.client._config import Settings
 from agentkit.events import Event, EventType
 from tests.client.proxy import CuttingProxy
@@ -136,6 +136,22 @@ def test_an_error_that_is_not_transient_is_not_retried() -> None:
         with pytest.raises(ApiError):
             client.session("ses_x", "tok_1").send("hello")
         assert len(server.requests) == 1
+
+
+def test_a_stale_token_answering_a_retry_says_the_first_try_may_have_landed() -> None:
+    # A server that does not replay idempotent writes: the first try was accepted (its
+    # answer lost), so the retry meets the token that try rotated.
+    def respond(exchange: Exchange) -> None:
+        if len(server.requests) == 1:
+            exchange.drop()
+        else:
+            exchange.json(409, {"ok": False, "error": "stale_token"})
+
+    with scripted(respond) as server, Client(server.url, retries=2, backoff=0.001) as client:
+        with pytest.raises(StaleToken) as stale:
+            client.session("ses_x", "tok_1").send("hello")
+        assert stale.value.retried and "may have been accepted" in str(stale.value)
+        assert len(server.requests) == 2
 
 
 def test_the_backoff_doubles_up_to_its_cap_with_jitter() -> None:

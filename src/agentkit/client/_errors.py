@@ -34,6 +34,7 @@ class ApiError(ClientError):
         self.code = code
         self.message = message
         self.body = body
+        self.retried = False  # the answer to a retry, after an earlier try's answer was lost
         super().__init__(f"{status} {code}" + (f": {message}" if message else ""))
 
 
@@ -60,6 +61,13 @@ class StaleToken(ConflictError):
     """
 
     def __str__(self) -> str:
+        if self.retried:
+            # A server that does not replay idempotent writes meets the retry of a follow-up
+            # whose first try it accepted (and whose answer was lost) with the rotated token.
+            return (
+                super().__str__() + " (answering a retry: an earlier try whose answer was "
+                "lost may have been accepted; read the stream to see)"
+            )
         return (
             super().__str__() + " (another message rotated this session's token first; "
             "yours was not accepted and was not resent)"
@@ -118,11 +126,14 @@ def api_error(status: int, content: bytes) -> ApiError:
     return cls(status, code, None if message is None else str(message), body)
 
 
-def check(response: httpx.Response) -> httpx.Response:
-    """`response` if it is a success; the matching `ApiError` otherwise (body already read)."""
+def check(response: httpx.Response, *, retried: bool = False) -> httpx.Response:
+    """`response` if it is a success; the matching `ApiError` otherwise (body already read).
+    `retried`: the response answers a retry (an earlier try failed)."""
     if response.is_success:
         return response
-    raise api_error(response.status_code, response.content)
+    error = api_error(response.status_code, response.content)
+    error.retried = retried
+    raise error
 
 
 def refuse(response: httpx.Response) -> None:

@@ -136,10 +136,10 @@ class Client:
                     ) from exc
             else:
                 if response.status_code not in RETRYABLE_STATUS:
-                    return check(response)
+                    return check(response, retried=attempts.failures > 0)
                 pause = attempts.retry_after()
                 if pause is None:
-                    return check(response)
+                    return check(response, retried=True)
             time.sleep(pause)
 
     # ---- sessions ------------------------------------------------------------------
