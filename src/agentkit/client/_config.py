@@ -73,9 +73,13 @@ class Attempts:
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.settings.retry_deadline
 
-    def timeout(self) -> httpx.Timeout:
-        """The next try's timeout: the configured one, cut to what is left of the deadline."""
-        return httpx.Timeout(max(0.001, min(self.settings.timeout, left(self.deadline))))
+    def timeout(self) -> httpx.Timeout | httpx._client.UseClientDefault:
+        """The next try's timeout: the HTTP client's own, unless less than that is left of
+        the deadline."""
+        remaining = left(self.deadline)
+        if remaining >= self.settings.timeout:
+            return httpx.USE_CLIENT_DEFAULT
+        return httpx.Timeout(max(0.001, remaining))
 
     def retry_after(self) -> float | None:
         """Count a failure; the pause before the next try, or None when none is left."""
