@@ -6,8 +6,9 @@ at its window (Lambda answers within a bounded time), and a server can restart. 
 then asks again with `startIndex` = the last index it printed + 1, so nothing is printed
 twice and nothing is skipped. Without `--follow` it stops once the session has settled: it
 saw `session.waiting`, `session.completed` or `session.failed` and nothing was recorded
-after it, or `--start` is just past such an event. With `--follow` it keeps going (a chat session can always take another message)
-until the session ends for good or the user interrupts it.
+after it, or `--start` is just past such an event. With `--follow` it keeps going (a chat
+session can always take another message) until the session ends for good or the user
+interrupts it.
 """
 
 from __future__ import annotations
