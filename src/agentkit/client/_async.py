@@ -40,7 +40,7 @@ from agentkit.client._stream import (
     LineSplitter,
     TurnWatch,
     fresh,
-    parse_line,
+    parse_body,
 )
 from agentkit.events import Event
 
@@ -315,9 +315,7 @@ class AsyncClient:
             return False
         path = session_path(cursor.session_id) + "/events"
         response = await self._get(path, {"startIndex": cursor.next_index - 1})
-        splitter = LineSplitter()
-        lines = splitter.feed(response.text) + splitter.end()
-        events = [e for e in map(parse_line, lines) if e is not None]
+        events = parse_body(response.text)
         return len(events) == 1 and events[0].type in SETTLED
 
     async def _recorded_from(self, session_id: str, start_index: int) -> bool:
@@ -329,9 +327,7 @@ class AsyncClient:
         """The recorded events from `start_index`, one-shot (no live follow)."""
         path = session_path(session_id) + "/events"
         response = await self._get(path, {"startIndex": start_index})
-        splitter = LineSplitter()
-        lines = splitter.feed(response.text) + splitter.end()
-        return [e for e in map(parse_line, lines) if e is not None]
+        return parse_body(response.text)
 
 
 class AsyncSession:

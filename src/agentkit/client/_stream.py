@@ -62,6 +62,13 @@ def parse_line(line: str) -> Event | None:
         return None
 
 
+def parse_body(text: str) -> list[Event]:
+    """The events of a whole NDJSON body, in order (unreadable lines left out)."""
+    splitter = LineSplitter()
+    lines = splitter.feed(text) + splitter.end()
+    return [e for e in map(parse_line, lines) if e is not None]
+
+
 def fresh(lines: list[str], cursor: Cursor) -> Iterator[Event]:
     """The events on `lines` that `cursor` has not yielded yet, advancing it as each one
     is taken (a gap is raised in order, after the events before it)."""

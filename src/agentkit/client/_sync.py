@@ -41,7 +41,7 @@ from agentkit.client._stream import (
     LineSplitter,
     TurnWatch,
     fresh,
-    parse_line,
+    parse_body,
 )
 from agentkit.events import Event
 
@@ -314,9 +314,7 @@ class Client:
             return False
         path = session_path(cursor.session_id) + "/events"
         response = self._get(path, {"startIndex": cursor.next_index - 1})
-        splitter = LineSplitter()
-        lines = splitter.feed(response.text) + splitter.end()
-        events = [e for e in map(parse_line, lines) if e is not None]
+        events = parse_body(response.text)
         return len(events) == 1 and events[0].type in SETTLED
 
     def _recorded_from(self, session_id: str, start_index: int) -> bool:
@@ -328,9 +326,7 @@ class Client:
         """The recorded events from `start_index`, one-shot (no live follow)."""
         path = session_path(session_id) + "/events"
         response = self._get(path, {"startIndex": start_index})
-        splitter = LineSplitter()
-        lines = splitter.feed(response.text) + splitter.end()
-        return [e for e in map(parse_line, lines) if e is not None]
+        return parse_body(response.text)
 
 
 class Session:
