@@ -13,7 +13,7 @@ import pytest
 
 from agentkit.errors import InvalidId, LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import EventDraft, MessageAppended, TurnCompleted, Usage, draft
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord, hash_token, new_session_id
 from agentkit.store.base import Store
 from tests.store.conftest import Harness

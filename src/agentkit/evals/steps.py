@@ -15,7 +15,7 @@ from agentkit.authoring.eval_steps import Advance, CallTool, Decide, EvalStep, I
 from agentkit.authoring.evals import Trajectory
 from agentkit.evals.case import EVAL_PRINCIPAL, CaseHost
 from agentkit.events import Event
-from agentkit.scheduling.cron import parse_duration
+from agentkit.cron.standard import parse_duration
 
 __all__ = ["Play", "StepError", "play"]
 

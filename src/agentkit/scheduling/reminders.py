@@ -45,7 +45,7 @@ from agentkit.scheduling._firing import (
     RunHandler,
     reminder_message,
 )
-from agentkit.scheduling.cron import (
+from agentkit.cron.standard import (
     format_instant,
     next_fire,
     parse_duration,
@@ -53,7 +53,7 @@ from agentkit.scheduling.cron import (
     validate_cron,
 )
 from agentkit.scheduling.limits import ReminderLimits, delivery_backoff, shortest_gap
-from agentkit.scheduling.records import ReminderRecord, ScheduleKind
+from agentkit.reminders import ReminderRecord, ScheduleKind
 from agentkit.scheduling.scoped import SessionReminders
 from agentkit.scheduling.timer import Clock, SystemClock, Timer, reminder_key
 from agentkit.sessions import HTTP_CHANNEL, session_id_of_key
