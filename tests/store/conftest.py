@@ -9,9 +9,40 @@ from typing import Any
 
 import pytest
 
+from agentkit.events import EventDraft, MessageAppended, draft
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord, new_session_id
 from agentkit.store.base import Store
 from agentkit.store.memory import MemoryStore
+
+HOSTILE_IDS = [
+    "../x",
+    "ses_../../../etc/passwd",
+    "ses_" + "a" * 5000,
+    "ses_ünïcødé_ünïcødé_ünïcødé",
+    "ses_abcdefghijklmnop/qrs",
+    "ses_abcdefghijklmnop\x00",
+    "",
+    "/tmp/ses_abcdefghijklmnop",
+]
+
+
+def note(text: str, turn_id: str | None = None) -> EventDraft:
+    return draft(MessageAppended(text=text), turn_id=turn_id)
+
+
+def reminder(reminder_id: str, **fields: object) -> ReminderRecord:
+    base: dict[str, object] = {
+        "id": reminder_id,
+        "purpose": "check the build",
+        "channel_id": "http",
+        "continuation_token": "http:abc",
+        "kind": "delay",
+        "spec": "20m",
+        "next_fire_at": "2026-01-01T00:20:00.000Z",
+    }
+    base.update(fields)
+    return ReminderRecord(**base)  # type: ignore[arg-type]
 
 
 class FakeClock:
