@@ -88,9 +88,17 @@ class Harness:
 
 # "files-fsync": the file store flushing every write to disk, whose writes take the
 # worker-thread paths (a flush is too slow for the event loop) and the atomic record write.
+# "files-uncached": the file store with its caches off, every read parsing the files again,
+# so the fast paths and the slow one each answer the whole contract.
 # The file store's run of the contract is part of `make smoke`.
 @pytest.fixture(
-    params=["memory", pytest.param("files", marks=pytest.mark.smoke), "files-fsync", "dynamodb"]
+    params=[
+        "memory",
+        pytest.param("files", marks=pytest.mark.smoke),
+        "files-fsync",
+        "files-uncached",
+        "dynamodb",
+    ]
 )
 async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
     clock = FakeClock()
@@ -98,16 +106,16 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     if kind == "memory":
         memory = MemoryStore(clock=clock)
         made = Harness(kind, memory, clock, lambda: memory)
-    elif kind in ("files", "files-fsync"):
+    elif kind.startswith("files"):
         from agentkit.store.files import FileStore
 
         root = tmp_path / "state"
-        fsync = kind == "files-fsync"
+        options = {"fsync": kind == "files-fsync", "caches": kind != "files-uncached"}
         made = Harness(
             kind,
-            FileStore(root, clock=clock, fsync=fsync),
+            FileStore(root, clock=clock, **options),
             clock,
-            lambda: FileStore(root, clock=clock, fsync=fsync),
+            lambda: FileStore(root, clock=clock, **options),
         )
     else:
         factory = request.getfixturevalue("dynamodb_store_factory")

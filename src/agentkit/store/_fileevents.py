@@ -43,6 +43,7 @@ class FileEvents:
     _since_sum: int
     _logs: OrderedDict[str, EventLog]
     _logs_guard: threading.Lock
+    _caches: bool
 
     if TYPE_CHECKING:
 
@@ -55,8 +56,7 @@ class FileEvents:
             offloaded: Callable[[], T] | None = None,
         ) -> T: ...
 
-        @staticmethod
-        def _read_lease(path: str) -> Lease | None: ...
+        def _read_lease(self, path: str) -> Lease | None: ...
 
         def events_path(self, session_id: str) -> Path: ...
 
@@ -103,6 +103,8 @@ class FileEvents:
     def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
         """Serve a read on the calling thread when that is cheap: nothing new since the view
         was filled, or a small catch-up under a free lock. None: call `_read_sync`."""
+        if not self._caches:
+            return None
         found = self._read_cached(session_id, start, limit)
         if found is not None or not self._exists(session_id):
             return found
@@ -182,7 +184,7 @@ class FileEvents:
             found = self._logs.get(session_id)
             if found is None:
                 files = self._files(session_id)
-                found = EventLog(files.events, session_id, files.lock)
+                found = EventLog(files.events, session_id, files.lock, cached=self._caches)
                 self._logs[session_id] = found
                 dropped = self._evict()
             else:

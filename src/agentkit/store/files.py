@@ -106,6 +106,9 @@ class FileStore(FileEvents, FileLeases, FileRecords):
     docs/sessions.md). `cache_sessions`
     and `cache_bytes` bound how many sessions keep their parsed events in memory. Returned
     events are shared with that cache: treat them, and their `data`, as read-only.
+    `caches=False` turns every cache off (parsed events, session records, leases): each
+    read parses the files again, in a worker thread. It is slow, and there for the tests,
+    which check that both ways give the same answers.
     """
 
     def __init__(
@@ -118,6 +121,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         max_poll_interval: float = 4.0,
         cache_sessions: int = 256,
         cache_bytes: int = 256 << 20,
+        caches: bool = True,
     ) -> None:
         self.root = Path(root).absolute()
         self._sessions = self.root / "sessions"
@@ -127,7 +131,8 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         self._trash = self.root / ".trash"
         self._index = SessionIndex(self.root / "index", fsync=fsync)
         self._files = PathCache(self._sessions, self._locks)
-        self._records = RecordCache()
+        self._caches = caches
+        self._records = RecordCache(enabled=caches)
         self._clock = clock
         self._fsync = fsync
         self._poll = poll_interval
