@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentkit.events import iso_utc, now_iso
-from agentkit.events import vocabulary as events
+from agentkit.events import wire as events
 
 
 def at(monkeypatch: pytest.MonkeyPatch, ns: int) -> None:

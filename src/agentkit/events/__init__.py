@@ -1,5 +1,8 @@
-"""The event vocabulary and its wire format: every session is an append-only, gap-free
-stream of these (see `vocabulary`)."""
+"""Events: every session is an append-only, gap-free stream of them.
+
+`vocabulary` holds the event types and their typed payloads; `wire` the envelope (`Event`,
+`EventDraft`), its NDJSON lines and the timestamps. Import either from here.
+"""
 
 from agentkit.events.vocabulary import (
     NO_USAGE,
@@ -14,8 +17,6 @@ from agentkit.events.vocabulary import (
     ActionsRequested,
     ActionStarted,
     AgentBound,
-    Event,
-    EventDraft,
     EventType,
     MessageAppended,
     MessageCompleted,
@@ -36,11 +37,8 @@ from agentkit.events.vocabulary import (
     TurnFailed,
     TurnStarted,
     Usage,
-    draft,
-    escape_line_breaks,
-    iso_utc,
-    now_iso,
 )
+from agentkit.events.wire import Event, EventDraft, draft, escape_line_breaks, iso_utc, now_iso
 
 __all__ = [
     "NO_USAGE",
