@@ -33,6 +33,8 @@ def iso_utc(moment: datetime) -> str:
 
 # The text of the last whole second `now_iso` formatted: (epoch second, "YYYY-MM-DDTHH:MM:SS").
 # Every event is stamped, so the date part is formatted once a second, not once an event.
+# Kept for bench/bench_turn.py: without it the follow-up (file) row took about 0.08 ms a
+# turn longer (paired, 2026-12).
 _SECOND: tuple[int, str] = (-1, "")
 
 
