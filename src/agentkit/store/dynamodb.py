@@ -60,6 +60,9 @@ with botocore's standard retry mode; every error becomes a `StoreError`. The req
 made and the capacity units reported (`ReturnConsumedCapacity`) are counted in `usage`;
 `usage.estimated_write_units` applies DynamoDB's pricing rules to the item sizes, for
 local servers that report made-up capacity.
+
+Each role has its module: the event streams in `_dynamo_events`, sessions, leases,
+reminders, eval runs and claims in `_dynamo_session_ops`, deletion here.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ first after `poll_interval` seconds (0.25 s by default), then at twice the last 
 `max_poll_interval` (4 s). A fixed 0.25 s check per follower cost an idle server holding a
 thousand open streams a large share of a core; backing off cuts that about tenfold, and an
 append from this process still wakes its followers at once.
+
+Each role has its module: sessions here, event streams in `_fileevents`, the lease and the
+stop flag in `_filelease`, reminders, claims and eval runs in `_filerecords`.
 """
 
 from __future__ import annotations
