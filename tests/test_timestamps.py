@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentkit import events
 from agentkit.events import iso_utc, now_iso
+from agentkit.events import wire as events
 
 
 def at(monkeypatch: pytest.MonkeyPatch, ns: int) -> None:

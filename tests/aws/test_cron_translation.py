@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from agentkit.scheduling.eventbridge import (
+from agentkit.cron.eventbridge import (
     UntranslatableCron,
     at_expression,
     cron_translation_error,

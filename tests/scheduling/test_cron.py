@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from agentkit.scheduling.cron import (
+from agentkit.cron.standard import (
     format_instant,
     next_fire,
     parse_duration,

@@ -17,8 +17,8 @@ import pytest
 from agentkit import ReminderTick
 from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.errors import BadRequest, Forbidden, StoreError
+from agentkit.reminders import ReminderRecord
 from agentkit.scheduling.limits import MAX_DELIVERY_FAILURES, ReminderLimits, delivery_backoff
-from agentkit.scheduling.records import ReminderRecord
 from agentkit.scheduling.reminders import (
     DELIVERY_FAILED,
     HANDLER_FAILED,

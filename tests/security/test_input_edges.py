@@ -23,8 +23,8 @@ from agentkit.aws import observability
 from agentkit.aws.auth import CachedTokens
 from agentkit.aws.handlers._common import instrumented
 from agentkit.cli.stream import StreamFollower
+from agentkit.cron.standard import parse_duration
 from agentkit.events import Event
-from agentkit.scheduling.cron import parse_duration
 from tests.aws.conftest import FakeContext
 from tests.fixtures.http_server import Served
 from tests.server.helpers import read_stream, start_session, turn_ends

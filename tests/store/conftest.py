@@ -9,9 +9,40 @@ from typing import Any
 
 import pytest
 
+from agentkit.events import EventDraft, MessageAppended, draft
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord, new_session_id
 from agentkit.store.base import Store
 from agentkit.store.memory import MemoryStore
+
+HOSTILE_IDS = [
+    "../x",
+    "ses_../../../etc/passwd",
+    "ses_" + "a" * 5000,
+    "ses_ünïcødé_ünïcødé_ünïcødé",
+    "ses_abcdefghijklmnop/qrs",
+    "ses_abcdefghijklmnop\x00",
+    "",
+    "/tmp/ses_abcdefghijklmnop",
+]
+
+
+def note(text: str, turn_id: str | None = None) -> EventDraft:
+    return draft(MessageAppended(text=text), turn_id=turn_id)
+
+
+def reminder(reminder_id: str, **fields: object) -> ReminderRecord:
+    base: dict[str, object] = {
+        "id": reminder_id,
+        "purpose": "check the build",
+        "channel_id": "http",
+        "continuation_token": "http:abc",
+        "kind": "delay",
+        "spec": "20m",
+        "next_fire_at": "2026-01-01T00:20:00.000Z",
+    }
+    base.update(fields)
+    return ReminderRecord(**base)  # type: ignore[arg-type]
 
 
 class FakeClock:
@@ -57,9 +88,17 @@ class Harness:
 
 # "files-fsync": the file store flushing every write to disk, whose writes take the
 # worker-thread paths (a flush is too slow for the event loop) and the atomic record write.
+# "files-uncached": the file store with its caches off, every read parsing the files again,
+# so the fast paths and the slow one each answer the whole contract.
 # The file store's run of the contract is part of `make smoke`.
 @pytest.fixture(
-    params=["memory", pytest.param("files", marks=pytest.mark.smoke), "files-fsync", "dynamodb"]
+    params=[
+        "memory",
+        pytest.param("files", marks=pytest.mark.smoke),
+        "files-fsync",
+        "files-uncached",
+        "dynamodb",
+    ]
 )
 async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Harness]:
     clock = FakeClock()
@@ -67,16 +106,16 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     if kind == "memory":
         memory = MemoryStore(clock=clock)
         made = Harness(kind, memory, clock, lambda: memory)
-    elif kind in ("files", "files-fsync"):
+    elif kind.startswith("files"):
         from agentkit.store.files import FileStore
 
         root = tmp_path / "state"
-        fsync = kind == "files-fsync"
+        options = {"fsync": kind == "files-fsync", "caches": kind != "files-uncached"}
         made = Harness(
             kind,
-            FileStore(root, clock=clock, fsync=fsync),
+            FileStore(root, clock=clock, **options),
             clock,
-            lambda: FileStore(root, clock=clock, fsync=fsync),
+            lambda: FileStore(root, clock=clock, **options),
         )
     else:
         factory = request.getfixturevalue("dynamodb_store_factory")

@@ -1,5 +1,5 @@
 """What only the DynamoDB store has: its tables, its races, large items, the stream, its
-requests and its errors. The shared `Store` behaviour is in test_contract.py."""
+requests and its errors. The shared `Store` behaviour is in the role suites (test_*_store.py)."""
 
 from __future__ import annotations
 

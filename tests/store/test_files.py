@@ -23,7 +23,7 @@ from agentkit.events import Event, MessageAppended, draft
 from agentkit.sessions import SessionRecord, hash_token, new_http_token, new_session_id
 from agentkit.store.files import FileStore
 from tests.store._workers import append_batches, append_forever, append_many
-from tests.store.test_contract import HOSTILE_IDS
+from tests.store.conftest import HOSTILE_IDS
 
 
 def note(text: str) -> object:

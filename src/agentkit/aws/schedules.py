@@ -19,8 +19,8 @@ from typing import Any
 
 from agentkit.aws.timer import schedule_name as timer_schedule_name
 from agentkit.aws.timer import scheduler_input
+from agentkit.cron.eventbridge import UntranslatableCron, to_eventbridge_cron
 from agentkit.project.manifest import ScheduleSpec
-from agentkit.scheduling.eventbridge import UntranslatableCron, to_eventbridge_cron
 from agentkit.scheduling.timer import schedule_key
 
 log = logging.getLogger("agentkit.aws.schedules")

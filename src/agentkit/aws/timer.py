@@ -22,8 +22,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentkit.scheduling.cron import parse_duration
-from agentkit.scheduling.eventbridge import at_expression, rate_expression, to_eventbridge_cron
+from agentkit.cron.eventbridge import at_expression, rate_expression, to_eventbridge_cron
+from agentkit.cron.standard import parse_duration
 from agentkit.scheduling.timer import Clock, Recurrence, SystemClock, split_key
 
 log = logging.getLogger("agentkit.aws.timer")

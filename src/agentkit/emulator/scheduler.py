@@ -69,7 +69,7 @@ def next_occurrence(
         periods = int((after - origin) / step) + 1
         return origin + periods * step
     if m := _CRON.match(expression):
-        from agentkit.scheduling.cron import next_fire
+        from agentkit.cron.standard import next_fire
 
         return next_fire(cron_to_standard(m.group(1)), after)
     raise ValueError(f"unsupported schedule expression {expression!r}")

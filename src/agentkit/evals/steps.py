@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from agentkit.authoring.eval_steps import Advance, CallTool, Decide, EvalStep, Interrupt, Say
 from agentkit.authoring.evals import Trajectory
+from agentkit.cron.standard import parse_duration
 from agentkit.evals.case import EVAL_PRINCIPAL, CaseHost
 from agentkit.events import Event
-from agentkit.scheduling.cron import parse_duration
 
 __all__ = ["Play", "StepError", "play"]
 

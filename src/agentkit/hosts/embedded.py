@@ -27,7 +27,7 @@ from typing import Any, Literal
 from agentkit.client import AsyncClient, Client
 from agentkit.hosts.local import LocalHost
 from agentkit.hosts.serving import HostConfig, build_app, discover
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 
 
 class ServeHandle:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
+from agentkit.cron.eventbridge import cron_translation_error, eventbridge_alternative
+from agentkit.cron.standard import validate_cron
 from agentkit.errors import ModelError
 from agentkit.models import PROVIDERS as MODEL_PROVIDERS
 from agentkit.models import parse_model_id
-from agentkit.scheduling.cron import validate_cron
-from agentkit.scheduling.eventbridge import cron_translation_error, eventbridge_alternative
 
 SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 RESERVED_SLUGS = frozenset({"v1", "playground", "docs"})

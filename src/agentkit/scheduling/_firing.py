@@ -28,11 +28,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, ReminderTick, SessionInfo
+from agentkit.cron.standard import format_instant, next_fire, parse_duration, parse_instant
 from agentkit.errors import BadRequest, Conflict, HttpError
 from agentkit.events import now_iso
-from agentkit.scheduling.cron import format_instant, next_fire, parse_duration, parse_instant
+from agentkit.reminders import ReminderRecord
 from agentkit.scheduling.limits import MAX_DELIVERY_FAILURES, delivery_backoff
-from agentkit.scheduling.records import ReminderRecord
 from agentkit.scheduling.timer import Clock, Recurrence, Timer, reminder_key
 from agentkit.sessions import HTTP_CHANNEL, Principal
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from agentkit.scheduling.cron import next_fire, parse_duration
+from agentkit.cron.standard import next_fire, parse_duration
 
 __all__ = ["ReminderLimits", "delivery_backoff", "shortest_gap"]
 

@@ -33,7 +33,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
+from agentkit.cron.standard import (
+    format_instant,
+    next_fire,
+    parse_duration,
+    parse_instant,
+    validate_cron,
+)
 from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
+from agentkit.reminders import ReminderRecord, ScheduleKind
 from agentkit.scheduling._firing import (
     DELIVERY_FAILED,
     HANDLER_FAILED,
@@ -45,15 +53,7 @@ from agentkit.scheduling._firing import (
     RunHandler,
     reminder_message,
 )
-from agentkit.scheduling.cron import (
-    format_instant,
-    next_fire,
-    parse_duration,
-    parse_instant,
-    validate_cron,
-)
 from agentkit.scheduling.limits import ReminderLimits, delivery_backoff, shortest_gap
-from agentkit.scheduling.records import ReminderRecord, ScheduleKind
 from agentkit.scheduling.scoped import SessionReminders
 from agentkit.scheduling.timer import Clock, SystemClock, Timer, reminder_key
 from agentkit.sessions import HTTP_CHANNEL, session_id_of_key

@@ -31,10 +31,10 @@ from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HostServices, ScheduleContext
 from agentkit.authoring.schedules import ScheduleDefinition
+from agentkit.cron.standard import next_fire, validate_cron
 from agentkit.engine.service import AgentService
 from agentkit.errors import HttpError, NotFound
 from agentkit.project.manifest import CodeRef, ScheduleSpec
-from agentkit.scheduling.cron import next_fire, validate_cron
 from agentkit.scheduling.timer import Timer, schedule_key, split_key
 from agentkit.sessions import Principal
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import SessionInfo
 from agentkit.errors import BadRequest, Forbidden
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 
 if TYPE_CHECKING:
     from agentkit.scheduling.reminders import ReminderService

@@ -1,5 +1,25 @@
-"""The session store port and its adapters (files, DynamoDB, memory)."""
+"""The session store port, one protocol per role, and its adapters (files, DynamoDB, memory)."""
 
-from agentkit.store.base import Lease, Page, Store
+from agentkit.store.base import (
+    ClaimStore,
+    EvalRunStore,
+    EventStore,
+    Lease,
+    LeaseStore,
+    Page,
+    ReminderStore,
+    SessionStore,
+    Store,
+)
 
-__all__ = ["Lease", "Page", "Store"]
+__all__ = [
+    "ClaimStore",
+    "EvalRunStore",
+    "EventStore",
+    "Lease",
+    "LeaseStore",
+    "Page",
+    "ReminderStore",
+    "SessionStore",
+    "Store",
+]

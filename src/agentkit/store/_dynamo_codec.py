@@ -14,7 +14,7 @@ from typing import Any
 
 from agentkit.errors import InvalidId, StoreError
 from agentkit.events import Event, EventDraft
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store._dynamo_schema import (
     EVENTS_PARTITION_KEY,

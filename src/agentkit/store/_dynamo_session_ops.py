@@ -13,7 +13,7 @@ from typing import Any
 
 from agentkit.errors import SessionExists, SessionNotFound
 from agentkit.events import now_iso
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store import _dynamo_codec as codec
 from agentkit.store._dynamo_calls import Caller, ConditionFailed, TransactionCancelled

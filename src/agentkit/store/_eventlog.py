@@ -52,8 +52,13 @@ class CatchUpTooLarge(Exception):
 class EventLog:
     """The parsed view of one `events.ndjson`. Appends need the session's lock held."""
 
-    def __init__(self, path: StrPath, session_id: str, lock_path: StrPath) -> None:
+    def __init__(
+        self, path: StrPath, session_id: str, lock_path: StrPath, *, cached: bool = True
+    ) -> None:
         self.path = str(path)
+        # False: every read and append parses the whole file again (the slow path alone),
+        # so the contract suite can check that the incremental view agrees with it.
+        self.cached = cached
         self.name = os.path.basename(self.path)
         self.lock_path = lock_path
         self.pending = self.path + ".pending"
@@ -114,10 +119,9 @@ class EventLog:
 
     def read(self, start: int, limit: int | None) -> list[Event] | None:
         """Events from `start` (at most `limit`), or None when the file is gone."""
-        end = None if limit is None else max(0, start) + max(0, limit)
         with self._mutex:
             if self._up_to_date():
-                return self._events[max(0, start) : end]
+                return self._slice(start, limit)
         # New bytes: read them under the shared lock, so no writer is half way through.
         # (The session lock is always taken before the mutex, never after.) The lock file
         # is in the session's folder: when it cannot be opened, the session is gone.
@@ -125,7 +129,7 @@ class EventLog:
             with shared(self.lock_path), self._mutex:
                 if not self._catch_up():
                     return None
-                found = self._events[max(0, start) : end]
+                found = self._slice(start, limit)
                 torn = self._interrupted()
             if torn:
                 # No writer is live while we hold the lock shared: leftovers are a crash's.
@@ -139,21 +143,23 @@ class EventLog:
     def read_cached(self, start: int, limit: int | None) -> list[Event] | None:
         """Like `read`, but only when nothing was appended since the view was last brought
         up to date (a `stat`, no lock); None means "call `read`"."""
-        end = None if limit is None else max(0, start) + max(0, limit)
         with self._mutex:
-            if self._up_to_date():
-                return self._events[max(0, start) : end]
-        return None
+            return self._slice(start, limit) if self._up_to_date() else None
 
     def read_locked(self, start: int, limit: int | None) -> list[Event] | None:
         """`read` for a caller that holds the session lock exclusively (so it may also cut
         a torn tail at once)."""
-        end = None if limit is None else max(0, start) + max(0, limit)
         with self._mutex:
             if not self._catch_up():
                 return None
             self._repair(self._seen_size)  # nobody wrote since: we hold the lock
-            return self._events[max(0, start) : end]
+            return self._slice(start, limit)
+
+    def _slice(self, start: int, limit: int | None) -> list[Event]:
+        """The events from `start`, at most `limit` of them: the one slicing every read
+        path ends in (the view is current when called, under `_mutex`)."""
+        first = max(0, start)
+        return self._events[first : None if limit is None else first + max(0, limit)]
 
     def size_cached(self) -> int | None:
         """Like `size`, under the same condition as `read_cached`."""
@@ -253,6 +259,8 @@ class EventLog:
         unlink(self.pending)
 
     def _up_to_date(self) -> bool:
+        if not self.cached:
+            return False
         try:
             st = os.stat(self.path)
         except (FileNotFoundError, NotADirectoryError):
@@ -260,6 +268,8 @@ class EventLog:
         return st.st_ino == self._inode and st.st_size == self._offset
 
     def _catch_up(self, at_most: int | None = None) -> bool:
+        if not self.cached:
+            self._reset(None)  # parse it all again
         try:
             st = os.stat(self.path)
         except (FileNotFoundError, NotADirectoryError):

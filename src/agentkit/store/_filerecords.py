@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.errors import StoreError
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.store._evalruns import detached, newest_first, run_id_of
 from agentkit.store._fs import exclusive, read_json, unlink, write_json_atomic
 from agentkit.store._offload import offload

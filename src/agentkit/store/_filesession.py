@@ -115,8 +115,9 @@ class RecordCache:
     is replaced by a rename (a new inode) and the log only grows (a new size).
     """
 
-    def __init__(self, keep: int = 4096) -> None:
-        self._keep = keep
+    def __init__(self, keep: int = 4096, *, enabled: bool = True) -> None:
+        # Disabled, every read parses both files again (the file store without caches).
+        self._keep = keep if enabled else 0
         self._known: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     def read(self, folder: str) -> dict[str, Any] | None:
@@ -162,6 +163,8 @@ class RecordCache:
         return (st.st_ino, st.st_size, st.st_mtime_ns, updates)
 
     def _keep_entry(self, folder: str, key: tuple[Any, ...], raw: dict[str, Any]) -> None:
+        if not self._keep:
+            return
         if len(self._known) >= self._keep:
             self._known.clear()
         self._known[folder] = (key, raw)

@@ -1,7 +1,10 @@
 """The `Store` port: durable sessions, their event streams, leases, reminders, idempotency.
 
-Every adapter (memory, files, DynamoDB) passes the same contract suite in
-`tests/store/test_contract.py`. The rules every adapter keeps:
+`Store` is the union of one protocol per role: `SessionStore`, `EventStore`, `LeaseStore`,
+`ReminderStore`, `ClaimStore` and `EvalRunStore`. A component that needs one role asks for
+that one; an adapter may implement them all in one class (every adapter here does). Each
+role has its own contract suite in `tests/store/` (`test_<role>_store.py`), which every
+adapter (memory, files, DynamoDB) passes. The rules every adapter keeps:
 
 - `append` gives events the next indexes of their session, gap-free; concurrent appenders
   never share or skip an index, and a batch lands whole, in order, contiguously.
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from agentkit.events import Event, EventDraft
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
 
 
@@ -52,10 +55,9 @@ class Page:
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Durable state of one agent's sessions."""
+class SessionStore(Protocol):
+    """Session records: creation, lookup, listing, deletion and the token's hash."""
 
-    # sessions
     async def create_session(self, record: SessionRecord) -> None:
         """Store a new session; `SessionExists` if the id is taken."""
 
@@ -79,7 +81,11 @@ class Store(Protocol):
     async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool:
         """Replace the token hash if it still equals `expected_hash`. True if this call won."""
 
-    # events
+
+@runtime_checkable
+class EventStore(Protocol):
+    """Each session's append-only, gap-free event stream."""
+
     async def append(
         self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
     ) -> list[Event]:
@@ -100,7 +106,11 @@ class Store(Protocol):
     async def next_index(self, session_id: str) -> int:
         """The index the next appended event will get."""
 
-    # turn lease and interrupts
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """Each session's turn lease (one holder at a time) and its stop flag."""
+
     async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
         """Take the lease if free, expired, or already held by `holder`."""
 
@@ -127,7 +137,11 @@ class Store(Protocol):
         """Whether a stop has been requested: a flag from `set_interrupt`, or (with
         `turn_id`) one from `request_interrupt` naming that turn."""
 
-    # reminders
+
+@runtime_checkable
+class ReminderStore(Protocol):
+    """Durable reminders, by id."""
+
     async def put_reminder(self, reminder: ReminderRecord) -> None:
         """Create or replace a reminder."""
 
@@ -137,7 +151,11 @@ class Store(Protocol):
 
     async def delete_reminder(self, reminder_id: str) -> bool: ...
 
-    # eval runs (snapshots of `/v1/dev/evals/runs`, JSON objects keyed by `runId`)
+
+@runtime_checkable
+class EvalRunStore(Protocol):
+    """Snapshots of eval runs (`/v1/dev/evals/runs`), JSON objects keyed by `runId`."""
+
     async def put_eval_run(self, snapshot: dict[str, Any]) -> None:
         """Create or replace the snapshot of run `snapshot["runId"]`."""
 
@@ -146,7 +164,11 @@ class Store(Protocol):
     async def list_eval_runs(self) -> list[dict[str, Any]]:
         """Every stored run snapshot, newest `createdAt` first."""
 
-    # idempotency
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """Idempotency claims: the first of several attempts at one key wins."""
+
     async def claim(self, key: str, ttl: float) -> bool:
         """Record `key` for `ttl` seconds. True for the first claim, False for a repeat.
         A new claim is in state `started`."""
@@ -161,6 +183,13 @@ class Store(Protocol):
 
     async def get_claim(self, key: str) -> Claim | None:
         """The live claim on `key`, or None when there is none (or it lapsed)."""
+
+
+@runtime_checkable
+class Store(
+    SessionStore, EventStore, LeaseStore, ReminderStore, EvalRunStore, ClaimStore, Protocol
+):
+    """Durable state of one agent's sessions: every role, in one object."""
 
     async def close(self) -> None:
         """Release resources (connections, watchers)."""

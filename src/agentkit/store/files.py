@@ -38,11 +38,13 @@ first after `poll_interval` seconds (0.25 s by default), then at twice the last 
 `max_poll_interval` (4 s). A fixed 0.25 s check per follower cost an idle server holding a
 thousand open streams a large share of a core; backing off cuts that about tenfold, and an
 append from this process still wakes its followers at once.
+
+Each role has its module: sessions here, event streams in `_fileevents`, the lease and the
+stop flag in `_filelease`, reminders, claims and eval runs in `_filerecords`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -51,32 +53,29 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import msgspec
-
-from agentkit.errors import LeaseLost, SessionExists, SessionNotFound, StoreError
-from agentkit.events import Event, EventDraft, now_iso
+from agentkit.errors import SessionExists, SessionNotFound, StoreError
+from agentkit.events import now_iso
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import CatchUpTooLarge, EventLog
+from agentkit.store._fileevents import NOTIFIER, FileEvents
 from agentkit.store._fileindex import SessionIndex
+from agentkit.store._filelease import FileLeases
 from agentkit.store._filepaths import PathCache, SessionFiles
 from agentkit.store._filerecords import FileRecords
 from agentkit.store._filesession import RecordCache, append_update
 from agentkit.store._fs import (
     exclusive,
-    read_small,
     try_exclusive,
     unlink,
     write_all,
     write_atomic,
-    write_in_place,
 )
-from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
-from agentkit.store.base import Lease, Page
+from agentkit.store.base import Page
 from agentkit.store.ids import (
     decode_cursor,
     encode_cursor,
@@ -86,16 +85,6 @@ from agentkit.store.ids import (
 
 Clock = Callable[[], float]
 T = TypeVar("T")
-
-# Shared by every FileStore of the process, keyed by file path, so an append through one
-# instance wakes followers of another instance on the same folder.
-_NOTIFIER = Notifier()
-_SUM_EVERY = 32  # new views between two checks of the cache's byte bound
-_LEASE_WIDTH = 192  # the lease is rewritten in place at this width (longer holders fit too)
-_JSON = msgspec.json.Encoder()  # a tenth of `json.dumps`'s cost for these small objects
-# Lease file contents already parsed (`Lease` is frozen, so one may be shared).
-_LEASES: dict[bytes, tuple[Lease | None]] = {}
-_LEASES_KEPT = 1024
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -112,27 +101,7 @@ def _write_new(path: str, data: bytes) -> None:
     os.close(fd)
 
 
-def _remember_lease(data: bytes, lease: Lease | None) -> None:
-    if len(_LEASES) >= _LEASES_KEPT:
-        _LEASES.clear()
-    _LEASES[data] = (lease,)
-
-
-def _parse_lease(data: bytes) -> Lease | None:
-    try:
-        raw = json.loads(data or b"null")
-        # The holder's process: `agentkit serve` leaves a live process's lease alone.
-        pid = raw.get("pid") if isinstance(raw, dict) else None
-        return Lease(
-            holder=str(raw["holder"]),
-            expires_at=float(raw["expiresAt"]),
-            pid=pid if isinstance(pid, int) else None,
-        )
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
-class FileStore(FileRecords):
+class FileStore(FileEvents, FileLeases, FileRecords):
     """A `Store` over plain files under `root` (its folders are made here if missing).
 
     `fsync=True` flushes every append and every `session.json` write to disk before it
@@ -140,6 +109,9 @@ class FileStore(FileRecords):
     docs/sessions.md). `cache_sessions`
     and `cache_bytes` bound how many sessions keep their parsed events in memory. Returned
     events are shared with that cache: treat them, and their `data`, as read-only.
+    `caches=False` turns every cache off (parsed events, session records, leases): each
+    read parses the files again, in a worker thread. It is slow, and there for the tests,
+    which check that both ways give the same answers.
     """
 
     def __init__(
@@ -152,6 +124,7 @@ class FileStore(FileRecords):
         max_poll_interval: float = 4.0,
         cache_sessions: int = 256,
         cache_bytes: int = 256 << 20,
+        caches: bool = True,
     ) -> None:
         self.root = Path(root).absolute()
         self._sessions = self.root / "sessions"
@@ -161,7 +134,8 @@ class FileStore(FileRecords):
         self._trash = self.root / ".trash"
         self._index = SessionIndex(self.root / "index", fsync=fsync)
         self._files = PathCache(self._sessions, self._locks)
-        self._records = RecordCache()
+        self._caches = caches
+        self._records = RecordCache(enabled=caches)
         self._clock = clock
         self._fsync = fsync
         self._poll = poll_interval
@@ -344,233 +318,9 @@ class FileStore(FileRecords):
         trashed = await offload(delete)
         if trashed is None:
             return False
-        _NOTIFIER.notify(events_key)
+        NOTIFIER.notify(events_key)
         await offload(shutil.rmtree, trashed, True)
         return True
-
-    # events
-
-    async def append(
-        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
-    ) -> list[Event]:
-        files = self._files(session_id)
-        log = self._log(session_id)
-
-        def append(cheap_only: bool) -> list[Event]:
-            if lease_holder is not None:
-                # Under the session lock, which every lease change takes too.
-                lease = self._read_lease(files.lease)
-                if lease is None or lease.holder != lease_holder:
-                    if not files.exists():
-                        raise SessionNotFound(session_id)
-                    raise LeaseLost(session_id)
-            try:
-                # No `stat` of `session.json` first: `events.ndjson` is made before it and
-                # removed with it (the folder is moved away whole), so its absence says.
-                return log.append(drafts, fsync=self._fsync, cheap_only=cheap_only)
-            except FileNotFoundError:
-                raise SessionNotFound(session_id) from None
-
-        # Here on the event loop when the lock is free and little is new in the file (the
-        # usual case: this process wrote the rest); else in a worker thread.
-        recorded = await self._locked(
-            session_id,
-            lambda: append(True),
-            inline=not self._fsync,
-            offloaded=lambda: append(False),
-        )
-        if recorded:
-            _NOTIFIER.notify(files.events)
-        return recorded
-
-    async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
-        validate_session_id(session_id)
-        found = self._read_here(session_id, start, limit)
-        if found is None:
-            found = await offload(self._read_sync, session_id, start, limit)
-        return found or []
-
-    def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
-        """Serve a read on the calling thread when that is cheap: nothing new since the view
-        was filled, or a small catch-up under a free lock. None: call `_read_sync`."""
-        found = self._read_cached(session_id, start, limit)
-        if found is not None or not self._exists(session_id):
-            return found
-        log = self._log(session_id)
-        if self._fsync or not log.cheap_to_append():
-            return None
-        try:
-            release = try_exclusive(self._files(session_id).lock)
-        except FileNotFoundError:  # deleted meanwhile, folder, lock file and all
-            return None
-        if release is None:
-            return None
-        try:
-            return log.read_locked(start, limit)
-        finally:
-            release()
-
-    def _read_cached(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
-        # Nothing new since the view was last read: one `stat` and a slice, no thread.
-        # None sends the caller to `_read_sync` (which also tells a missing session). No
-        # look at `session.json`: a view up to date with `events.ndjson` proves the session
-        # is there, as that file goes (with the whole folder) when the session does.
-        log = self._logs.get(session_id)  # not `_log`: unknown ids make no view
-        if log is None:
-            return None
-        with self._logs_guard:
-            if session_id in self._logs:
-                self._logs.move_to_end(session_id)  # recently used, as `_log` marks it
-        return log.read_cached(start, limit)
-
-    def _exists(self, session_id: str) -> bool:
-        return self._files(session_id).exists()
-
-    def _read_sync(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
-        if not self._exists(session_id):
-            return None
-        return self._log(session_id).read(start, limit)
-
-    async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
-        key = str(self.events_path(session_id))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(0.0, timeout)
-        gap = self._poll
-        while True:
-            with _NOTIFIER.register(key) as waiter:
-                found = self._read_here(session_id, start, None)
-                if found is None:
-                    found = await offload(self._read_sync, session_id, start, None)
-                remaining = deadline - loop.time()
-                if found is None:
-                    return []
-                if found or remaining <= 0:
-                    return found
-                # Woken at once by appends in this process; other processes' appends are
-                # picked up by the read at the top of the next round, checked ever less often
-                # while the session stays quiet.
-                await waiter.wait(min(remaining, gap))
-                gap = min(gap * 2, self._max_poll)
-
-    async def next_index(self, session_id: str) -> int:
-        files = self._files(session_id)
-
-        def count() -> int:
-            if not files.exists():
-                raise SessionNotFound(session_id)
-            size = self._log(session_id).size()
-            if size is None:
-                raise SessionNotFound(session_id)
-            return size
-
-        cached = self._log(session_id).size_cached() if self._exists(session_id) else None
-        return cached if cached is not None else await offload(count)
-
-    # turn lease and interrupts
-
-    async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
-        return await self._lease_op(session_id, holder, ttl, take_free=True)
-
-    async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
-        return await self._lease_op(session_id, holder, ttl, take_free=False)
-
-    async def _lease_op(self, session_id: str, holder: str, ttl: float, *, take_free: bool) -> bool:
-        files = self._files(session_id)
-
-        def op() -> bool:
-            if not files.exists():
-                raise SessionNotFound(session_id)
-            now = self._clock()
-            lease = self._read_lease(files.lease)
-            live = lease is not None and lease.expires_at > now
-            mine = live and lease is not None and lease.holder == holder
-            if not mine and (live or not take_free):
-                return False
-            pid = os.getpid()
-            data = _JSON.encode({"holder": holder, "expiresAt": now + ttl, "pid": pid})
-            write_in_place(files.lease, data, _LEASE_WIDTH)
-            # The turn's appends read these bytes back next: known, so never parsed.
-            _remember_lease(data, Lease(holder=holder, expires_at=now + ttl, pid=pid))
-            return True
-
-        return await self._locked(session_id, op)
-
-    async def release_lease(self, session_id: str, holder: str) -> None:
-        path = self._files(session_id).lease
-
-        def release() -> None:
-            lease = self._read_lease(path)
-            if lease is not None and lease.holder == holder:
-                write_in_place(path, b"", _LEASE_WIDTH)
-
-        await self._locked(session_id, release)
-
-    async def get_lease(self, session_id: str) -> Lease | None:
-        files = self._files(session_id)
-
-        def read() -> Lease | None:
-            # A lock file outlives its session (and the lease written in it).
-            return self._read_lease(files.lease) if files.exists() else None
-
-        lease = await self._locked(session_id, read)
-        return lease if lease is not None and lease.expires_at > self._clock() else None
-
-    @staticmethod
-    def _read_lease(path: str) -> Lease | None:
-        # Rewritten in place under the session lock (creating a file costs far more), so
-        # it is read under the lock too. Leases are never flushed to disk: an empty or
-        # damaged file (a power cut) is a free lease, which only frees it early.
-        data = read_small(path) or b""
-        # Every append of a turn reads the same bytes: they are parsed once.
-        known = _LEASES.get(data)  # one lookup: another thread may clear the table
-        if known is not None:
-            return known[0]
-        lease = _parse_lease(data)
-        _remember_lease(data, lease)
-        return lease
-
-    async def set_interrupt(self, session_id: str, requested: bool) -> None:
-        files = self._files(session_id)
-
-        def flag() -> None:
-            if not files.exists():
-                raise SessionNotFound(session_id)
-            if requested:
-                write_in_place(files.interrupt, b"", _LEASE_WIDTH)  # blank: any turn
-            else:
-                unlink(files.interrupt)
-
-        if not requested and files.exists() and not files.interrupted():
-            return  # already clear: every accepted message asks this, so skip the lock
-        await self._locked(session_id, flag)
-
-    async def request_interrupt(
-        self, session_id: str, turn_id: str, *, token_hash: str | None = None
-    ) -> bool:
-        files = self._files(session_id)
-
-        def flag() -> bool:
-            raw = self._records.read(files.folder)
-            if raw is None:
-                raise SessionNotFound(session_id)
-            if token_hash is not None and raw.get("tokenHash") != token_hash:
-                return False
-            write_in_place(files.interrupt, turn_id.encode(), _LEASE_WIDTH)
-            return True
-
-        # Under the session lock, which token rotations take too: one conditional write.
-        return await self._locked(session_id, flag)
-
-    async def interrupt_requested(self, session_id: str, turn_id: str | None = None) -> bool:
-        files = self._files(session_id)
-        if not files.interrupted():  # one `stat`: the common case
-            return False
-        try:
-            named = (read_small(files.interrupt) or b"").decode()
-        except (OSError, UnicodeDecodeError):
-            return False
-        # An empty file (`set_interrupt`) stops any turn; a turn id, that turn only.
-        return not named or named == turn_id
 
     async def close(self) -> None:
         with self._logs_guard:
@@ -636,37 +386,3 @@ class FileStore(FileRecords):
                 return work()
 
         return await offload(locked)
-
-    def _log(self, session_id: str) -> EventLog:
-        dropped: list[EventLog] = []
-        with self._logs_guard:
-            found = self._logs.get(session_id)
-            if found is None:
-                files = self._files(session_id)
-                found = EventLog(files.events, session_id, files.lock)
-                self._logs[session_id] = found
-                dropped = self._evict()
-            else:
-                self._logs.move_to_end(session_id)
-        for log in dropped:  # outside the guard: a close waits for the view's own mutex
-            log.close()
-        return found
-
-    def _evict(self) -> list[EventLog]:
-        # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
-        # Views grow after they are made, so the byte bound is approximate anyway: summing
-        # every view on each new session cost more than the rest of a turn's bookkeeping.
-        # (The count bound alone needs no sum: a full cache evicts on every new session.)
-        evicted: list[EventLog] = []
-        while len(self._logs) > self._cache_size:
-            evicted.append(self._logs.popitem(last=False)[1])
-        self._since_sum += 1
-        if self._since_sum < _SUM_EVERY:
-            return evicted
-        self._since_sum = 0
-        total = sum(log.cached_bytes for log in self._logs.values())
-        while len(self._logs) > 1 and total > self._cache_bytes:
-            _, dropped = self._logs.popitem(last=False)
-            total -= dropped.cached_bytes
-            evicted.append(dropped)
-        return evicted

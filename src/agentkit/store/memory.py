@@ -17,7 +17,7 @@ from typing import Any
 
 from agentkit.errors import LeaseLost, SessionExists, SessionNotFound
 from agentkit.events import Event, EventDraft, now_iso
-from agentkit.scheduling.records import ReminderRecord
+from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store._evalruns import detached, newest_first, run_id_of
 from agentkit.store._notify import Notifier

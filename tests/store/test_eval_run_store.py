@@ -1,4 +1,4 @@
-"""The Store port's eval-run records, the same on memory, files and DynamoDB (moto server).
+"""The `EvalRunStore` contract: the same on memory, files and DynamoDB (moto server).
 
 A run snapshot is a JSON object keyed by its `runId`: stored whole, replaced whole, read
 back equal (also by a fresh store over the same state), listed newest first. A snapshot
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentkit.errors import InvalidId
+from agentkit.store.base import EvalRunStore
 from tests.store.conftest import Harness
 
 
@@ -25,6 +26,10 @@ def snapshot(run_id: str, created: str, **extra: Any) -> dict[str, Any]:
         "errors": [],
         **extra,
     }
+
+
+async def test_the_adapter_implements_the_eval_run_store_protocol(harness: Harness) -> None:
+    assert isinstance(harness.store, EvalRunStore)
 
 
 async def test_eval_runs_are_stored_replaced_and_listed_newest_first(harness: Harness) -> None:

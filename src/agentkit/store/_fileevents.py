@@ -1,0 +1,213 @@
+"""The event streams of the file store: appends, reads and follows of `events.ndjson`.
+
+Each session's parsed view (`EventLog`) is kept in a bounded cache, most recently used
+last. Reads that are cheap run on the calling thread; the rest in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from agentkit.errors import LeaseLost, SessionNotFound
+from agentkit.events import Event, EventDraft
+from agentkit.store._eventlog import EventLog
+from agentkit.store._filepaths import PathCache
+from agentkit.store._fs import try_exclusive
+from agentkit.store._notify import Notifier
+from agentkit.store._offload import offload
+from agentkit.store.base import Lease
+from agentkit.store.ids import validate_session_id
+
+T = TypeVar("T")
+
+# Shared by every FileStore of the process, keyed by file path, so an append through one
+# instance wakes followers of another instance on the same folder.
+NOTIFIER = Notifier()
+_SUM_EVERY = 32  # new views between two checks of the cache's byte bound
+
+
+class FileEvents:
+    """The event-stream methods of `FileStore` (a mixin: it sets the attributes)."""
+
+    _files: PathCache
+    _fsync: bool
+    _poll: float
+    _max_poll: float
+    _cache_size: int
+    _cache_bytes: int
+    _since_sum: int
+    _logs: OrderedDict[str, EventLog]
+    _logs_guard: threading.Lock
+    _caches: bool
+
+    if TYPE_CHECKING:
+
+        async def _locked(
+            self,
+            session_id: str,
+            fn: Callable[[], T],
+            *,
+            inline: bool = True,
+            offloaded: Callable[[], T] | None = None,
+        ) -> T: ...
+
+        def _read_lease(self, path: str) -> Lease | None: ...
+
+        def events_path(self, session_id: str) -> Path: ...
+
+    async def append(
+        self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
+    ) -> list[Event]:
+        files = self._files(session_id)
+        log = self._log(session_id)
+
+        def append(cheap_only: bool) -> list[Event]:
+            if lease_holder is not None:
+                # Under the session lock, which every lease change takes too.
+                lease = self._read_lease(files.lease)
+                if lease is None or lease.holder != lease_holder:
+                    if not files.exists():
+                        raise SessionNotFound(session_id)
+                    raise LeaseLost(session_id)
+            try:
+                # No `stat` of `session.json` first: `events.ndjson` is made before it and
+                # removed with it (the folder is moved away whole), so its absence says.
+                return log.append(drafts, fsync=self._fsync, cheap_only=cheap_only)
+            except FileNotFoundError:
+                raise SessionNotFound(session_id) from None
+
+        # Here on the event loop when the lock is free and little is new in the file (the
+        # usual case: this process wrote the rest); else in a worker thread.
+        recorded = await self._locked(
+            session_id,
+            lambda: append(True),
+            inline=not self._fsync,
+            offloaded=lambda: append(False),
+        )
+        if recorded:
+            NOTIFIER.notify(files.events)
+        return recorded
+
+    async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
+        validate_session_id(session_id)
+        found = self._read_here(session_id, start, limit)
+        if found is None:
+            found = await offload(self._read_sync, session_id, start, limit)
+        return found or []
+
+    def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        """Serve a read on the calling thread when that is cheap: nothing new since the view
+        was filled, or a small catch-up under a free lock. None: call `_read_sync`."""
+        if not self._caches:
+            return None
+        found = self._read_cached(session_id, start, limit)
+        if found is not None or not self._exists(session_id):
+            return found
+        log = self._log(session_id)
+        if self._fsync or not log.cheap_to_append():
+            return None
+        try:
+            release = try_exclusive(self._files(session_id).lock)
+        except FileNotFoundError:  # deleted meanwhile, folder, lock file and all
+            return None
+        if release is None:
+            return None
+        try:
+            return log.read_locked(start, limit)
+        finally:
+            release()
+
+    def _read_cached(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        # Nothing new since the view was last read: one `stat` and a slice, no thread.
+        # None sends the caller to `_read_sync` (which also tells a missing session). No
+        # look at `session.json`: a view up to date with `events.ndjson` proves the session
+        # is there, as that file goes (with the whole folder) when the session does.
+        log = self._logs.get(session_id)  # not `_log`: unknown ids make no view
+        if log is None:
+            return None
+        with self._logs_guard:
+            if session_id in self._logs:
+                self._logs.move_to_end(session_id)  # recently used, as `_log` marks it
+        return log.read_cached(start, limit)
+
+    def _exists(self, session_id: str) -> bool:
+        return self._files(session_id).exists()
+
+    def _read_sync(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
+        if not self._exists(session_id):
+            return None
+        return self._log(session_id).read(start, limit)
+
+    async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
+        key = str(self.events_path(session_id))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout)
+        gap = self._poll
+        while True:
+            with NOTIFIER.register(key) as waiter:
+                found = self._read_here(session_id, start, None)
+                if found is None:
+                    found = await offload(self._read_sync, session_id, start, None)
+                remaining = deadline - loop.time()
+                if found is None:
+                    return []
+                if found or remaining <= 0:
+                    return found
+                # Woken at once by appends in this process; other processes' appends are
+                # picked up by the read at the top of the next round, checked ever less often
+                # while the session stays quiet.
+                await waiter.wait(min(remaining, gap))
+                gap = min(gap * 2, self._max_poll)
+
+    async def next_index(self, session_id: str) -> int:
+        files = self._files(session_id)
+
+        def count() -> int:
+            if not files.exists():
+                raise SessionNotFound(session_id)
+            size = self._log(session_id).size()
+            if size is None:
+                raise SessionNotFound(session_id)
+            return size
+
+        cached = self._log(session_id).size_cached() if self._exists(session_id) else None
+        return cached if cached is not None else await offload(count)
+
+    def _log(self, session_id: str) -> EventLog:
+        dropped: list[EventLog] = []
+        with self._logs_guard:
+            found = self._logs.get(session_id)
+            if found is None:
+                files = self._files(session_id)
+                found = EventLog(files.events, session_id, files.lock, cached=self._caches)
+                self._logs[session_id] = found
+                dropped = self._evict()
+            else:
+                self._logs.move_to_end(session_id)
+        for log in dropped:  # outside the guard: a close waits for the view's own mutex
+            log.close()
+        return found
+
+    def _evict(self) -> list[EventLog]:
+        # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
+        # Views grow after they are made, so the byte bound is approximate anyway: summing
+        # every view on each new session cost more than the rest of a turn's bookkeeping.
+        # (The count bound alone needs no sum: a full cache evicts on every new session.)
+        evicted: list[EventLog] = []
+        while len(self._logs) > self._cache_size:
+            evicted.append(self._logs.popitem(last=False)[1])
+        self._since_sum += 1
+        if self._since_sum < _SUM_EVERY:
+            return evicted
+        self._since_sum = 0
+        total = sum(log.cached_bytes for log in self._logs.values())
+        while len(self._logs) > 1 and total > self._cache_bytes:
+            _, dropped = self._logs.popitem(last=False)
+            total -= dropped.cached_bytes
+            evicted.append(dropped)
+        return evicted
