@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck test smoke coverage evals serve bench clean node-deps unasync
+.PHONY: setup check lint typecheck layers test smoke coverage evals serve bench clean node-deps unasync
 
 # uv installs when it is on PATH (several times faster), pip otherwise.
 UV ?= $(shell command -v uv 2>/dev/null)
@@ -34,7 +34,11 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-check: lint typecheck
+# The layer order of docs/architecture.md and the core's forbidden SDKs (pyproject.toml).
+layers: setup
+	$(BIN)/lint-imports
+
+check: lint typecheck layers
 
 # The blocking client is generated from the asyncio one (src/agentkit/client/_async.py);
 # tests/client/test_unasync.py fails when they drift apart.

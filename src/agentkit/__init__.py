@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from agentkit.authoring.tools import ToolDefinition, define_tool
     from agentkit.hosts.embedded import serve
 
-__version__ = "0.1.0"
+from agentkit.version import __version__ as __version__
 
 __all__ = [
     "AbConfig",

@@ -38,9 +38,10 @@ from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HookContext, SessionInfo
 from agentkit.authoring.hooks import HookDefinition, HookHandler
-from agentkit.engine.toolpool import PoolSaturated, ToolPool
+from agentkit.engine.tools.calls import session_info
+from agentkit.engine.tools.pool import PoolSaturated, ToolPool
 from agentkit.events import Event
-from agentkit.sessions import SessionRecord, conversation_key
+from agentkit.sessions import SessionRecord
 
 __all__ = [
     "HookFailure",
@@ -102,17 +103,6 @@ def load_hooks(bundle: _HookSource) -> list[NamedHook]:
         else:
             log.error("hook %s is not a define_hook(...) definition; skipped", spec.name)
     return out
-
-
-def session_info(record: SessionRecord) -> SessionInfo:
-    """The read-only view of a session that hooks receive."""
-    return SessionInfo(
-        id=record.id,
-        channel_id=record.channel_id,
-        mode=record.mode,
-        principal=record.principal,
-        continuation_key=conversation_key(record),
-    )
 
 
 HOOK_THREADS_ENV = "AGENTKIT_HOOK_THREADS"

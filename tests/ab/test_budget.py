@@ -165,7 +165,6 @@ async def test_each_approval_grants_exactly_one_more_budget(make_runtime: Runtim
 async def test_an_unanswered_budget_approval_ends_the_turn_as_failed(
     make_runtime: RuntimeFactory,
 ) -> None:
-    from agentkit.engine.sweeper import sweep
 
     model = ScriptedModel(add_steps(5))
     budget = {"turn_tokens": 500, "approval_timeout_s": 3600}
@@ -177,11 +176,11 @@ async def test_an_unanswered_budget_approval_ends_the_turn_as_failed(
     asked = datetime.fromisoformat(pending.requested_at).timestamp()
 
     rt.clock = lambda: asked + 3599  # not yet: the question still stands
-    assert await sweep(rt) == 0
+    assert await rt.sweep() == 0
     assert fold_status(await rt.store.read(sid)) == SessionStatus.AWAITING_APPROVAL
 
     rt.clock = lambda: asked + 3600
-    assert await sweep(rt) == 1
+    assert await rt.sweep() == 1
     await settle(rt)
     events = await rt.store.read(sid)
     [resolved] = [e for e in events if e.type == "action.approval_resolved"]
@@ -192,13 +191,12 @@ async def test_an_unanswered_budget_approval_ends_the_turn_as_failed(
         "budget exceeded: the request to continue was not answered in time"
     )
     assert len(model.requests) == 5  # nothing more was spent
-    assert await sweep(rt) == 0  # and nothing is left to expire
+    assert await rt.sweep() == 0  # and nothing is left to expire
 
 
 async def test_a_user_tool_named_budget_is_never_expired_as_a_budget_question(
     make_runtime: RuntimeFactory,
 ) -> None:
-    from agentkit.engine.sweeper import sweep
 
     tool = """
 from pydantic import BaseModel
@@ -223,7 +221,7 @@ async def budget(input: BudgetInput, ctx) -> str:
     assert pending.tool_name == "budget"
     asked = datetime.fromisoformat(pending.requested_at).timestamp()
     rt.clock = lambda: asked + 3600  # long past the budget question's timeout
-    assert await sweep(rt) == 0  # a person still has to answer the tool's approval
+    assert await rt.sweep() == 0  # a person still has to answer the tool's approval
     events = await rt.store.read(acc.session_id)
     assert fold_status(events) == SessionStatus.AWAITING_APPROVAL
     await rt.resolve_approval(acc.session_id, pending.call_id, "approve", principal=ALICE)
@@ -234,15 +232,14 @@ async def budget(input: BudgetInput, ctx) -> str:
 
 
 async def test_budget_approvals_wait_a_day_by_default(make_runtime: RuntimeFactory) -> None:
-    from agentkit.engine.sweeper import sweep
 
     rt, _model, sid = await parked(make_runtime)
     [pending] = await rt.approvals(sid, principal=ALICE)  # type: ignore[attr-defined]
     asked = datetime.fromisoformat(pending.requested_at).timestamp()
     rt.clock = lambda: asked + 23 * 3600  # type: ignore[attr-defined]
-    assert await sweep(rt) == 0  # type: ignore[arg-type]
+    assert await rt.sweep() == 0  # type: ignore[arg-type]
     rt.clock = lambda: asked + 24 * 3600  # type: ignore[attr-defined]
-    assert await sweep(rt) == 1  # type: ignore[arg-type]
+    assert await rt.sweep() == 1  # type: ignore[arg-type]
     await settle(rt)  # type: ignore[arg-type]
     events = await rt.store.read(sid)  # type: ignore[attr-defined]
     assert fold_status(events) != SessionStatus.AWAITING_APPROVAL

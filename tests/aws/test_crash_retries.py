@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentkit.aws.handlers import _common
-from agentkit.engine.turns import IN_DOUBT
+from agentkit.engine.turn.ending import IN_DOUBT
 from agentkit.events import ActionCall, ActionsRequested, ActionStarted, TurnStarted, draft
 from agentkit.models.scripted import Step, call
 from tests.aws.conftest import Stack, script

@@ -79,9 +79,9 @@ LAZY_MODULES = (
     "markdown_it",
     "jsonschema",
     "croniter",  # its dateutil and six come with botocore anyway
-    "agentkit.engine.loop",
-    "agentkit.engine.tools",
-    "agentkit.engine.builtins",
+    "agentkit.engine.turn.loop",
+    "agentkit.engine.tools.calls",
+    "agentkit.engine.tools.builtins",
 )
 
 

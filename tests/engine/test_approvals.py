@@ -159,7 +159,7 @@ async def test_a_follow_up_abandons_a_parked_turn(env: Env) -> None:
 
 
 async def test_a_decision_recorded_for_other_arguments_does_not_run_the_tool(env: Env) -> None:
-    from agentkit.engine.approvals import arguments_digest
+    from agentkit.engine.folds.pending_approvals import arguments_digest
     from agentkit.events import draft
 
     sid, turn = await park(env)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkit.engine.busy import drain_queue, pending_queue
+from agentkit.engine.on_busy import drain_queue, pending_queue
 from agentkit.events import MessageQueued, draft
 from agentkit.models.scripted import ScriptedModel, Step
 from agentkit.sessions import Principal

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agentkit.engine.deadline import Deadline, marker_key
 from agentkit.engine.runtime import AgentRuntime
+from agentkit.engine.turn.deadline import Deadline, marker_key
 from agentkit.events import (
     ActionApprovalRequested,
     ActionCall,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkit.engine.fold import fold_conversation
+from agentkit.engine.folds.conversation import fold_conversation
 from agentkit.events import Event
 from agentkit.models.base import AssistantMessage, ToolResultMessage, UserMessage
 

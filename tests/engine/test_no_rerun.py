@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.engine.turns import IN_DOUBT
+from agentkit.engine.turn.ending import IN_DOUBT
 from agentkit.events import Event
 from agentkit.models.scripted import Step
 from agentkit.sessions import SessionStatus, fold_status

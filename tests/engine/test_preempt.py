@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentkit.engine.runtime import AgentRuntime
-from agentkit.engine.toolpool import tool_pool
-from agentkit.engine.turns import IN_DOUBT
+from agentkit.engine.tools.pool import tool_pool
+from agentkit.engine.turn.ending import IN_DOUBT
 from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.project.bundle import AgentBundle
 from agentkit.store.files import FileStore

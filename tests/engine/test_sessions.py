@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agentkit.engine.dispatch import LocalDispatcher
-from agentkit.engine.fold import fold_conversation
+from agentkit.engine.folds.conversation import fold_conversation
 from agentkit.errors import Conflict, Forbidden, NotFound
 from agentkit.events import ActionCall, ActionsRequested, MessageReceived, TurnStarted, draft
 from agentkit.models.base import AssistantMessage, ModelRequest, UserMessage

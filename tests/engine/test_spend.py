@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkit.engine.budget import SessionSpend, Spend, session_spend
+from agentkit.engine.turn.budget import SessionSpend, Spend, session_spend
 from agentkit.events import Event
 
 SESSION = "ses_spendspendspend01"
@@ -87,7 +87,7 @@ def test_a_different_stream_of_the_same_session_is_added_afresh() -> None:
 
 def test_only_turn_and_session_limits_make_the_spend_count() -> None:
     from agentkit.costs import Budget
-    from agentkit.engine.budget import limits_spend
+    from agentkit.engine.turn.budget import limits_spend
 
     assert not limits_spend(Budget())
     assert not limits_spend(Budget(principal_daily_tokens=10, principal_daily_usd=1.0))

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentkit.engine.dispatch import LocalDispatcher
-from agentkit.engine.lifecycle import fail_lost
+from agentkit.engine.recovery import fail_lost
 from agentkit.engine.runtime import AgentRuntime
-from agentkit.engine.sweeper import sweep
 from agentkit.errors import StoreError
 from agentkit.events import Event, EventDraft, TurnStarted
 from agentkit.models.scripted import ScriptedModel, Step
@@ -72,7 +71,7 @@ async def test_a_new_session_whose_turn_could_not_be_dispatched_is_ended(env: En
     assert fold_status(events) == SessionStatus.IDLE
     (failed,) = [e for e in events if e.type == "turn.failed"]
     assert "could not start the turn" in str(failed.data)
-    assert await sweep(rt, idle_for=0) == 0
+    assert await rt.sweep(idle_for=0) == 0
 
 
 async def test_a_failed_append_gives_the_token_back(env: Env) -> None:
@@ -108,8 +107,8 @@ async def test_the_sweeper_dispatches_a_turn_whose_dispatch_was_lost(env: Env) -
     nxt = await rt.follow_up(acc.session_id, acc.continuation_token, "lost", principal=ALICE)
     events = await rt.store.read(acc.session_id)
     assert fold_status(events) == SessionStatus.RUNNING
-    assert await sweep(rt) == 0  # not quiet for a lease TTL yet
-    assert await sweep(rt, idle_for=0) == 1
+    assert await rt.sweep() == 0  # not quiet for a lease TTL yet
+    assert await rt.sweep(idle_for=0) == 1
     await settle(rt)
     events = await rt.store.read(acc.session_id)
     kinds = [e.type for e in events if e.turn_id == nxt.turn_id]
@@ -130,7 +129,7 @@ async def test_the_sweeper_fails_a_started_turn_with_no_worker(env: Env) -> None
     nxt = await rt.follow_up(acc.session_id, acc.continuation_token, "go", principal=ALICE)
     rt.dispatcher = dispatcher
     await rt.recorder(record, nxt.turn_id).emit(TurnStarted(model="scripted"))
-    assert await sweep(rt, idle_for=0) == 1
+    assert await rt.sweep(idle_for=0) == 1
     events = await rt.store.read(acc.session_id)
     assert [e.type for e in events if e.turn_id == nxt.turn_id].count("turn.failed") == 1
     assert fold_status(events) == SessionStatus.IDLE
@@ -145,9 +144,10 @@ async def test_two_deliveries_of_one_failure_record_one_turn_failed(env: Env) ->
     assert record is not None
     await rt.recorder(record, acc.turn_id).emit(TurnStarted(model="scripted"))
     got = await asyncio.gather(
-        fail_lost(rt, record, acc.turn_id, "lost"), fail_lost(rt, record, acc.turn_id, "lost")
+        fail_lost(rt.ports, record, acc.turn_id, "lost"),
+        fail_lost(rt.ports, record, acc.turn_id, "lost"),
     )
-    again = await fail_lost(rt, record, acc.turn_id, "lost")
+    again = await fail_lost(rt.ports, record, acc.turn_id, "lost")
     events = await rt.store.read(acc.session_id)
     assert [e.type for e in events].count("turn.failed") == 1
     assert sorted(got) == [False, True] and again is False

@@ -12,10 +12,10 @@ from pydantic import BaseModel
 
 from agentkit import ToolContext, define_tool
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine import toolpool
 from agentkit.engine.runtime import AgentRuntime
-from agentkit.engine.toolpool import ToolPool
-from agentkit.engine.tools import ToolEntry, invoke
+from agentkit.engine.tools import pool as toolpool
+from agentkit.engine.tools.calls import ToolEntry, invoke
+from agentkit.engine.tools.pool import ToolPool
 from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.project.bundle import AgentBundle
 from agentkit.store.files import FileStore

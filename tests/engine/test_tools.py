@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from agentkit import ToolContext, define_tool
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine.tools import InvalidToolInput, ToolEntry, invoke
+from agentkit.engine.tools.calls import InvalidToolInput, ToolEntry, invoke
 from agentkit.errors import BadRequest, Conflict, Forbidden, NotFound
 from agentkit.events import ActionResult
 from agentkit.models.base import ModelRequest
@@ -136,7 +136,7 @@ def test_a_failing_approval_predicate_asks_for_approval() -> None:
 
 
 async def test_each_call_gets_its_own_working_folder(tmp_path: Path) -> None:
-    from agentkit.engine.tools import CallContext, call_workdir
+    from agentkit.engine.tools.calls import CallContext, call_workdir
 
     @define_tool(description="writes")
     def scribble(input: Slow, ctx: ToolContext) -> str:
@@ -194,7 +194,7 @@ def dies(input: In, ctx) -> int:
 async def test_agent_tool_subprocess_outcomes(
     tmp_path: Path, attribute: str, arguments: dict, timeout: float, expected: tuple
 ) -> None:
-    from agentkit.engine.agent_tool import run_agent_tool
+    from agentkit.engine.tools.agent_tool import run_agent_tool
 
     (tmp_path / "agent" / "tools").mkdir(parents=True)
     (tmp_path / "agent" / "tools" / "things.py").write_text(AGENT_TOOLS)

@@ -8,7 +8,7 @@ import sys
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
-from agentkit.engine.workspace import SEED_MARKER
+from agentkit.engine.tools.workspace import SEED_MARKER
 from agentkit.models.scripted import Step, call
 from tests.engine.conftest import ALICE, Env, settle
 
@@ -55,7 +55,7 @@ async def test_the_catalogued_script_runs_by_hand_from_the_workspace(env: Env) -
     command = [
         sys.executable,
         "-m",
-        "agentkit.engine.agent_tool",
+        "agentkit.engine.tools.agent_tool",
         "agent.tools.write_note",
         "write_note",
         ".agentkit/tools/write_note.py",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import agentkit.engine.workspace as workspace_module
+import agentkit.engine.tools.workspace as workspace_module
 from agentkit.errors import BadRequest
 from agentkit.models.scripted import Step
 

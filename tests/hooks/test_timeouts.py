@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentkit import HookContext, define_hook
-from agentkit.engine.toolpool import ToolPool
+from agentkit.engine.tools.pool import ToolPool
 from agentkit.events import Event
 from agentkit.hooks import LocalHookFanout, NamedHook, deliver_to_hooks, hook_pool
 from agentkit.sessions import SessionRecord

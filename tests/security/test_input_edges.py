@@ -222,7 +222,7 @@ def test_traces_never_hold_responses_or_errors(recorder: _Recorder) -> None:
 
 
 def test_tool_reply_lines_keep_separators(tmp_path: Path) -> None:
-    from agentkit.engine.agent_tool import dump_line
+    from agentkit.engine.tools.agent_tool import dump_line
 
     line = dump_line({"ok": True, "result": SEPARATORS})
     assert line.count("\n") == 1 and len(line.splitlines()) == 1

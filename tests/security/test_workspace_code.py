@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agentkit.engine.agent_tool import MAX_OUTPUT_BYTES, run_agent_tool
-from agentkit.engine.child_process import run_child
+from agentkit.engine.tools.agent_tool import MAX_OUTPUT_BYTES, run_agent_tool
+from agentkit.engine.tools.child_process import run_child
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
 from tests.server.helpers import start_session
 

@@ -35,7 +35,7 @@ from agentkit.sessions import SessionRecord, validate_session_id
 
 if TYPE_CHECKING:  # loaded only when used: a cold start that needs neither skips them
     from agentkit.aws.workspace import S3Workspaces
-    from agentkit.engine.deadline import Deadline
+    from agentkit.engine.turn.deadline import Deadline
 
 log = logging.getLogger("agentkit.aws.host")
 
@@ -281,7 +281,7 @@ class AwsHost:
         """Run (or resume) one turn; a duplicate of a finished or running turn does nothing.
 
         With `deadline` (TurnFunction's), a turn that would outlive the invocation stops at
-        a step boundary and dispatches itself again (see `agentkit.engine.deadline`).
+        a step boundary and dispatches itself again (see `agentkit.engine.turn.deadline`).
         With a workspace bucket the turn runs on a fresh copy of the session's workspace,
         written back (within the size cap) when it ends, however it ends."""
         session_id = validate_session_id(session_id)
@@ -308,14 +308,14 @@ class AwsHost:
         is parked on an approval, record it as `turn.failed` with `reason`. Never
         re-dispatched, so a function that crashes on every attempt cannot loop.
         True when this call recorded the failure."""
-        from agentkit.engine.lifecycle import fail_lost
+        from agentkit.engine.recovery import fail_lost
 
         record = await self.store.get_session(validate_session_id(session_id))
         if record is None:
             return False
         # A holder of its own and a re-read under the lease: two deliveries of the same
         # failure record one `turn.failed`.
-        return await fail_lost(self.runtime, record, turn_id, reason)
+        return await fail_lost(self.runtime.ports, record, turn_id, reason)
 
     async def sweep(self) -> int:
         """Dispatch or fail open turns nobody works on (SchedulerFunction's rate schedule)."""
@@ -332,7 +332,8 @@ class AwsHost:
 
     async def deliver_to_hooks(self, events: Iterable[Event]) -> list[Any]:
         """Call the agent's hooks with `events`, in order; returns the handlers that failed."""
-        from agentkit.hooks import deliver_to_hooks, session_info
+        from agentkit.engine.tools.calls import session_info
+        from agentkit.hooks import deliver_to_hooks
 
         async def lookup(session_id: str) -> SessionInfo | None:
             record = await self.store.get_session(session_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from agentkit import __version__
+from agentkit.version import __version__
 
 DISTRIBUTION = "agentkit-serverless"
 

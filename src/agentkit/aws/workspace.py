@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.engine.workspace import safe_relative
+from agentkit.engine.tools.workspace import safe_relative
 from agentkit.errors import BadRequest
 
 log = logging.getLogger("agentkit.aws.workspace")

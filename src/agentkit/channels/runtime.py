@@ -27,7 +27,7 @@ from agentkit.authoring.channels import (
     Route,
 )
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine.busy import agent_on_busy
+from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, NotFound, Unauthorized
 from agentkit.sessions import Mode, Principal

@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentkit",
         description="Define an AI agent as a folder; validate, inspect, build, run and serve it.",
     )
-    from agentkit import __version__
+    from agentkit.version import __version__
 
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -15,7 +15,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 
 def print_trajectory(result: dict[str, Any], out: TextIO) -> None:
-    """A turn's trajectory (see `agentkit.engine.trajectory`) as a person reads it."""
+    """A turn's trajectory (see `agentkit.engine.folds.trajectory`) as a person reads it."""
     status = "failed" if result.get("error") else result.get("status", "")
     say(
         f"session {result.get('sessionId')}  model {result.get('model')}  {status}",

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.cli._style import say
+from agentkit.cli.scaffold import scaffold
 from agentkit.errors import ProjectError
-from agentkit.project.scaffold import scaffold
 
 EXAMPLES = """\
 agentkit init my-agent

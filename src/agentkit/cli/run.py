@@ -12,8 +12,8 @@ from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_di
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
 from agentkit.engine.dispatch import LocalDispatcher
+from agentkit.engine.folds.trajectory import dumps, trajectory
 from agentkit.engine.runtime import AgentRuntime
-from agentkit.engine.trajectory import dumps, trajectory
 from agentkit.models import agent_model_id, resolve_model
 from agentkit.models.base import Model
 from agentkit.project.bundle import AgentBundle

@@ -9,7 +9,7 @@ from typing import Any
 
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
-from agentkit.engine.trajectory import dumps, read_events_file, trajectory
+from agentkit.engine.folds.trajectory import dumps, read_events_file, trajectory
 
 EXAMPLES = """\
 agentkit trajectory --events .agentkit/traces/ses_....ndjson

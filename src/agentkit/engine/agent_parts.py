@@ -20,7 +20,7 @@ from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 
 if TYPE_CHECKING:
-    from agentkit.engine.tools import ToolEntry, ToolProvider
+    from agentkit.engine.tools.calls import ToolEntry, ToolProvider
 
 
 class Bundle(Protocol):
@@ -54,7 +54,7 @@ class AgentParts:
     def tools(self) -> dict[str, ToolEntry]:
         """The tool table (user tools imported on first use), built-ins included."""
         if self._tools is None:
-            from agentkit.engine.builtins import tool_table
+            from agentkit.engine.tools.builtins import tool_table
 
             self._tools = tool_table(self.bundle)
         return self._tools
@@ -78,7 +78,7 @@ class AgentParts:
     def system_prompt(self) -> str:
         """The system prompt built from the manifest, on first use."""
         if self._system is None:
-            from agentkit.engine.builtins import system_prompt
+            from agentkit.engine.tools.builtins import system_prompt
 
             self._system = system_prompt(self.manifest)
         return self._system

@@ -8,17 +8,16 @@ so a replay, the playground and every host see the same thing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from agentkit.costs import DEFAULT_BUDGET_ANSWER_SECONDS, parse_budget
-from agentkit.engine.approvals import pending_approvals, record_decision
-from agentkit.engine.budget import BUDGET_TIMEOUT_PRINCIPAL, is_budget_question
+from agentkit.engine.approvals import RunDecided, record_decision
+from agentkit.engine.folds.pending_approvals import pending_approvals
+from agentkit.engine.ports import SessionPorts
+from agentkit.engine.turn.budget import BUDGET_TIMEOUT_PRINCIPAL, is_budget_question
 from agentkit.errors import Conflict, NotFound
 from agentkit.sessions import Principal, SessionRecord
-
-if TYPE_CHECKING:
-    from agentkit.engine.runtime import AgentRuntime
 
 TIMEOUT = Principal(BUDGET_TIMEOUT_PRINCIPAL)
 
@@ -31,20 +30,27 @@ def answer_seconds(options: dict[str, object]) -> float | None:
     return budget.approval_timeout_s or DEFAULT_BUDGET_ANSWER_SECONDS
 
 
-async def expire_budget_approvals(rt: AgentRuntime, record: SessionRecord) -> int:
-    """Deny the session's budget approvals that waited too long; how many were denied."""
-    wait = answer_seconds(rt.manifest.agent.options)
+async def expire_budget_approvals(
+    ports: SessionPorts,
+    record: SessionRecord,
+    options: dict[str, object],
+    clock: Callable[[], float],
+    run_decided: RunDecided,
+) -> int:
+    """Deny the session's budget approvals that waited too long (the agent's `options`
+    say how long); how many were denied."""
+    wait = answer_seconds(options)
     if wait is None:
         return 0
-    now = rt.clock()
+    now = clock()
     denied = 0
-    for p in pending_approvals(await rt.store.read(record.id)):
+    for p in pending_approvals(await ports.store.read(record.id)):
         if not is_budget_question(p.tool_name, p.call_id) or p.turn_id is None:
             continue
         if now - datetime.fromisoformat(p.requested_at).timestamp() < wait:
             continue
         try:
-            await record_decision(rt, record, p.call_id, "deny", TIMEOUT)
+            await record_decision(ports, record, p.call_id, "deny", TIMEOUT, run_decided)
         except (Conflict, NotFound):
             continue  # answered (or busy) meanwhile: the person's answer stands
         denied += 1

@@ -4,15 +4,14 @@ Sessions are created and continued here; turns run through the dispatcher (async
 locally, an asynchronous Lambda invocation on AWS) into `run_turn`, which takes the
 session's turn lease so a turn dispatched twice runs once. All state a restart needs is in
 the events: `recover()` ends turns whose process died and leaves parked approvals
-resolvable. Running a turn lives in `engine.running`, settling and recovery in
-`engine.lifecycle`, approval decisions in `engine.approvals`.
+resolvable. The runtime composes; the work is done by collaborators that take only what
+they use (`ports.SessionPorts`, `agent_parts.AgentParts`): accepting messages in
+`engine.accepting`, running a turn in `engine.turn.run`, settling in `engine.settling`,
+recovery in `engine.recovery`, approval decisions in `engine.approvals`.
 """
 
 from __future__ import annotations
 
-import hmac
-import secrets
-import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -21,75 +20,45 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine import accepting
 from agentkit.engine.agent_parts import AgentParts, Bundle
-from agentkit.engine.approvals import pending_approvals, record_decision
-from agentkit.engine.arms import enroll
-from agentkit.engine.busy import OnBusy, accept_when_idle
+from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.fold import open_turns
-from agentkit.engine.lifecycle import (
-    abandon_parked,
-    end_undispatched,
-    give_back_token,
-    recover_all,
-    settle,
-)
-from agentkit.engine.local_turns import LocalTurns, stop_key
-from agentkit.engine.recorder import Recorder
-from agentkit.engine.running import run_turn
+from agentkit.engine.folds.conversation import open_turns
+from agentkit.engine.folds.pending_approvals import pending_approvals
+from agentkit.engine.local_turns import LocalTurns
+from agentkit.engine.on_busy import OnBusy
+from agentkit.engine.ports import SessionPorts
+from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.workspace import check_files, check_fits, seed, write_files
-from agentkit.errors import (
-    BadRequest,
-    Conflict,
-    Forbidden,
-    InvalidId,
-    NotFound,
-    SessionNotFound,
-)
-from agentkit.events import (
-    Event,
-    EventDraft,
-    MessageReceived,
-    SessionStarted,
-    draft,
-)
+from agentkit.engine.settling import abandon_parked
+from agentkit.engine.tools.workspace import seed, write_files
+from agentkit.engine.turn.recorder import Recorder
+from agentkit.engine.turn.run import run_turn
+from agentkit.errors import BadRequest, Forbidden, InvalidId, NotFound, SessionNotFound
+from agentkit.events import Event, EventDraft
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
-    HTTP_KEY_PREFIX,
     Mode,
     Principal,
     SessionRecord,
     SessionStatus,
-    conversation_key,
     fold_status,
     fold_status_tail,
-    hash_token,
-    new_http_token,
-    new_session_id,
-    session_id_of_key,
-    token_matches,
     validate_session_id,
 )
 from agentkit.store.base import Page, SessionFolders, Store
-
-# Turns the agent starts itself, never counted against a caller's daily limit.
-AGENT_OWN_SOURCES = frozenset({"schedule", "reminder", "cli"})
 
 if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
     # turn or tool call first needs it: a process that only accepts requests and hands
     # turns to another function (the API function on Lambda) never loads it.
-    from agentkit.engine.deadline import Deadline
-    from agentkit.engine.direct import DirectCalls
-    from agentkit.engine.tools import ToolEntry, ToolProvider
-
-
-def new_turn_id() -> str:
-    return "turn_" + secrets.token_urlsafe(12)
+    from agentkit.engine.tools.calls import ToolEntry, ToolProvider
+    from agentkit.engine.tools.direct import DirectCalls
+    from agentkit.engine.turn.deadline import Deadline
 
 
 class AgentRuntime:
@@ -115,9 +84,11 @@ class AgentRuntime:
         settle_timeout: float | None = None,
     ) -> None:
         self.bundle = bundle
-        self.store = store
-        self.dispatcher: Dispatcher = dispatcher or LocalDispatcher(self)
-        self.fanout = fanout
+        # The turns running in this process, their stops and model streams.
+        self.turns = LocalTurns()
+        self.ports = SessionPorts(
+            store, dispatcher or LocalDispatcher(self), fanout, lease_ttl, self.turns
+        )
         self.host = host_services or HostServices()
         self._model_resolver = model_resolver
         # A store with folders of its own keeps the workspaces; others get one from us.
@@ -127,7 +98,6 @@ class AgentRuntime:
             if self._folders is not None
             else Path(tempfile.mkdtemp(prefix="agentkit-"))
         )
-        self.lease_ttl = lease_ttl
         # By default long enough for running tools' stop grace and the turn's ending.
         self.settle_timeout = (
             settle_timeout
@@ -136,10 +106,6 @@ class AgentRuntime:
         )
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
-        # The turns running in this process, their stops and model streams.
-        self.turns = LocalTurns()
-        # Session records seen by this process; only their immutable facts are used by turns.
-        self._records: dict[str, SessionRecord] = {}
         self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
@@ -151,7 +117,37 @@ class AgentRuntime:
         # Wall clock for a turn's overall limit (`max_turn_seconds`); tests inject one.
         self.clock: Callable[[], float] = time.time
 
-    # ---- facts ---------------------------------------------------------------------
+    # ---- the ports (hosts and tests may swap them after construction) --------------
+
+    @property
+    def store(self) -> Store:
+        return self.ports.store
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        return self.ports.dispatcher
+
+    @dispatcher.setter
+    def dispatcher(self, dispatcher: Dispatcher) -> None:
+        self.ports.dispatcher = dispatcher
+
+    @property
+    def fanout(self) -> Fanout | None:
+        return self.ports.fanout
+
+    @fanout.setter
+    def fanout(self, fanout: Fanout | None) -> None:
+        self.ports.fanout = fanout
+
+    @property
+    def lease_ttl(self) -> float:
+        return self.ports.lease_ttl
+
+    @lease_ttl.setter
+    def lease_ttl(self, ttl: float) -> None:
+        self.ports.lease_ttl = ttl
+
+    # ---- the bundle ----------------------------------------------------------------
 
     @property
     def manifest(self) -> Manifest:
@@ -168,11 +164,8 @@ class AgentRuntime:
         self.parts = AgentParts(self.bundle, resolver)  # the model is resolved anew
 
     def use_bundle(self, bundle: Bundle) -> None:
-        """Run new turns on `bundle` (a reloaded agent folder).
-
-        A turn already running keeps the manifest, tools, model and prompt it took when it
-        started (`engine.running` captures them), so it finishes on the code it began with.
-        """
+        """Run new turns on `bundle` (a reloaded agent folder). A running turn keeps the
+        parts it took when it started, so it finishes on the code it began with."""
         self.bundle = bundle
         self.parts = AgentParts(bundle, self.model_resolver)
 
@@ -180,9 +173,9 @@ class AgentRuntime:
     def direct(self) -> DirectCalls:
         """Tool calls made over the API, outside any model turn."""
         if self._direct is None:
-            from agentkit.engine.direct import DirectCalls
+            from agentkit.engine.tools.direct import DirectCalls
 
-            self._direct = DirectCalls(self)
+            self._direct = DirectCalls(self.ports, self)
         return self._direct
 
     @property
@@ -193,6 +186,15 @@ class AgentRuntime:
     async def turn_tools(self) -> dict[str, ToolEntry]:
         """The tool table of one turn: `tools` plus the providers' (project names win)."""
         return await self.parts.turn_tools(self.tool_providers)
+
+    def model(self) -> Model:
+        """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
+        return self.parts.model()
+
+    @property
+    def experiments(self) -> dict[str, AbDefinition]:
+        """The agent's A/B experiments by name."""
+        return self.parts.experiments
 
     def workspace(self, session_id: str) -> Path:
         """The session's workspace folder (the store's, when it keeps one)."""
@@ -206,27 +208,20 @@ class AgentRuntime:
             path = self._workspaces[key] = self.state_root / "sessions" / session_id / "workspace"
         return path
 
-    def model(self) -> Model:
-        """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
-        return self.parts.model()
-
-    def system_prompt(self) -> str:
-        """The system prompt built from the manifest, on first use."""
-        return self.parts.system_prompt()
-
-    @property
-    def experiments(self) -> dict[str, AbDefinition]:
-        """The agent's A/B experiments by name."""
-        return self.parts.experiments
+    def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
+        workspace = self.workspace(session_id)
+        seed(workspace, self.manifest, self.bundle.sandbox_dir, self.bundle.root)
+        if files:
+            write_files(workspace, files)
 
     def recorder(
         self, record: SessionRecord, turn_id: str | None = None, lease_holder: str | None = None
     ) -> Recorder:
-        return Recorder(self.store, record, self.fanout, turn_id, lease_holder)
+        return self.ports.recorder(record, turn_id, lease_holder)
 
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""
-        return await self.recorder(record).append(drafts)
+        return await self.ports.record(record, drafts)
 
     # ---- sessions ------------------------------------------------------------------
 
@@ -242,48 +237,16 @@ class AgentRuntime:
         source: str = "http",
     ) -> Accepted:
         """Create a session, record `session.started` and the message, dispatch the turn."""
-        files = check_files(workspace_files)
-        await self._check_daily(principal, source)
-        session_id = new_session_id()
-        if files:
-            # Written before the session exists, so files that cannot be written leave no
-            # session behind (and no half-written workspace).
-            try:
-                self.prepare_workspace(session_id, files)
-            except BadRequest:
-                shutil.rmtree(self.workspace(session_id), ignore_errors=True)
-                raise
-        token = new_http_token()
-        record = SessionRecord(
-            id=session_id,
+        return await accepting.start_session(
+            self,
+            message,
+            principal=principal,
             channel_id=channel_id,
             mode=mode,
-            principal=principal.id,
-            token_hash=hash_token(token),
             continuation_key=continuation_key,
+            workspace_files=workspace_files,
+            source=source,
         )
-        await self.store.create_session(record)
-        self._remember(record)
-        turn_id = new_turn_id()
-        started = SessionStarted(
-            channel_id=channel_id, mode=mode, principal=principal.id, agent=self.manifest.agent.slug
-        )
-        received = _received(message, principal, source, files)
-        experiments = self.experiments
-        paused = await self.ab_paused() if experiments else {}
-        arms = enroll(experiments, record.id, principal.id, paused)
-        await self.record(
-            record,
-            [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
-        )
-        try:
-            await self.dispatcher.dispatch(record.id, turn_id)
-        except Exception as exc:
-            # The caller gets an error, not the session: a turn it cannot follow must not
-            # run later on its behalf. End it, as a follow-up's failed dispatch does.
-            await end_undispatched(self, record, turn_id, exc)
-            raise
-        return Accepted(record.id, token, turn_id)
 
     async def follow_up(
         self,
@@ -297,53 +260,18 @@ class AgentRuntime:
         on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue a chat session; a busy turn is interrupted first (bounded wait), or
-        the message is queued behind it or rejected (`on_busy`, see `engine.busy`)."""
+        the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
         record = await self._owned(session_id, principal)
-        if record.mode == "task":
-            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-        if _is_channel_key(record, continuation_token):
-            # A channel's sessions are continued by the channel's own key (never rotated).
-            return await self.follow_up_by_key(
-                record.channel_id,
-                continuation_token,
-                message,
-                principal=principal,
-                source=source,
-                on_busy=on_busy,
-            )
-        if not token_matches(continuation_token, record.token_hash):
-            raise Conflict("the continuation token is stale or wrong", code="stale_token")
-        files = check_files(workspace_files)
-        await self._check_daily(principal, source)
-        # Clashes with the workspace as it is are refused before the running turn is
-        # interrupted for nothing (checked again, after seeding, when written).
-        if files:
-            check_fits(self.workspace(record.id), files)
-        old_hash = record.token_hash
-        if old_hash is None:
-            raise Conflict("the continuation token is stale or wrong", code="stale_token")
-        if on_busy != "interrupt":
-            return await self._follow_up_when_idle(
-                record, old_hash, message, principal, source, files, on_busy
-            )
-        # Only while the presented token is still current may this request interrupt: once
-        # a concurrent follow-up with the same token has been accepted, the running turn is
-        # that one's, and this request is the loser.
-        await self._settle(record, token_hash=old_hash)
-        token = new_http_token()
-        new_hash = hash_token(token)
-        if not await self.store.rotate_token(record.id, old_hash, new_hash):
-            raise Conflict("another follow-up was accepted first", code="session_busy")
-        try:
-            if files:
-                self.prepare_workspace(record.id, files)
-            turn_id = await self._accept(record, message, principal, source, files)
-        except BaseException:
-            # The caller never learns the new token: give the old one back so it can retry
-            # with it (only this request knows the new hash, so nobody else has used it).
-            await give_back_token(self.store, record.id, new_hash, old_hash)
-            raise
-        return Accepted(record.id, token, turn_id)
+        return await accepting.follow_up(
+            self,
+            record,
+            continuation_token,
+            message,
+            principal=principal,
+            workspace_files=workspace_files,
+            source=source,
+            on_busy=on_busy,
+        )
 
     async def follow_up_by_key(
         self,
@@ -360,130 +288,25 @@ class AgentRuntime:
         For the HTTP channel the key is the session's conversation key, `session:<id>` (see
         `conversation_key`): it names the session but is never its continuation token.
         """
-        record = await self._find_by_key(channel_id, continuation_key)
-        if record is None:
-            raise NotFound(f"no session for {channel_id} key {continuation_key!r}")
-        if not principal.owns(record):
-            raise Forbidden("not the owner of this session")
-        if record.mode == "task":
-            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-        if on_busy != "interrupt":
-            turn_id = await accept_when_idle(self, record, message, principal, source, on_busy)
-            await self.store.touch_session(record.id)
-            return Accepted(record.id, continuation_key, turn_id)
-        await self._settle(record)
-        await self.store.touch_session(record.id)
-        turn_id = await self._accept(record, message, principal, source, {})
-        return Accepted(record.id, continuation_key, turn_id)
-
-    async def _check_daily(self, principal: Principal, source: str) -> None:
-        """The per-principal daily limit of a caller, whatever the surface it came in by
-        (HTTP, MCP, ...); 429 when spent. Schedules, reminders, the CLI and channels'
-        own principals are the agent's own traffic, not a caller's."""
-        if "budget" not in self.manifest.agent.options:
-            return
-        if source in AGENT_OWN_SOURCES or principal.id.startswith("channel:"):
-            return
-        from agentkit.costs import parse_budget
-        from agentkit.engine.daily import check_daily
-
-        budget = parse_budget(self.manifest.agent.options["budget"])
-        await check_daily(self.store, budget, principal.id)
-
-    async def _follow_up_when_idle(
-        self,
-        record: SessionRecord,
-        old_hash: str,
-        message: str,
-        principal: Principal,
-        source: str,
-        files: dict[str, str],
-        on_busy: OnBusy,
-    ) -> Accepted:
-        """An HTTP follow-up under `queue` or `reject`: the token rotates only once the
-        message is sure to be kept."""
-        token = new_http_token()
-        new_hash = hash_token(token)
-
-        async def rotate() -> None:
-            if not await self.store.rotate_token(record.id, old_hash, new_hash):
-                raise Conflict("another follow-up was accepted first", code="session_busy")
-            if files:
-                self.prepare_workspace(record.id, files)
-
-        turn_id = await accept_when_idle(
-            self, record, message, principal, source, on_busy, claim=rotate
+        return await accepting.follow_up_by_key(
+            self,
+            channel_id,
+            continuation_key,
+            message,
+            principal=principal,
+            source=source,
+            on_busy=on_busy,
         )
-        return Accepted(record.id, token, turn_id)
-
-    async def _find_by_key(self, channel_id: str, key: str) -> SessionRecord | None:
-        record = await self.store.find_session(channel_id, key)
-        session_id = session_id_of_key(channel_id, key)
-        if record is None and session_id is not None:
-            found = await self.store.get_session(session_id)
-            # Only a session that key really names: an HTTP one without a key of its own.
-            if found is not None and conversation_key(found) == HTTP_KEY_PREFIX + found.id:
-                record = found
-        return record
 
     async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Accepted:
         """Send a message into a session by id, as its owner, with no token (trusted callers:
         reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
-        try:
-            record = await self.store.get_session(validate_session_id(session_id))
-        except InvalidId:
-            record = None
-        if record is None:
-            raise NotFound(f"no session {session_id[:80]!r}")
-        if record.mode == "task":
-            raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-        await self._settle(record)
-        await self.store.touch_session(record.id)
-        owner = Principal(record.principal or "system")
-        turn_id = await self._accept(record, message, owner, source, {})
-        return Accepted(record.id, record.continuation_key or "", turn_id)
-
-    async def _accept(
-        self,
-        record: SessionRecord,
-        message: str,
-        principal: Principal,
-        source: str,
-        files: dict[str, str],
-    ) -> str:
-        """Record the message and dispatch its turn; `files` are already written."""
-        # A stop asked for before this message was meant for an earlier turn; one asked for
-        # from now on is meant for this one.
-        self.turns.forget_stop(record.id)
-        await self.store.set_interrupt(record.id, False)
-        turn_id = new_turn_id()
-        await self.record(
-            record, [draft(_received(message, principal, source, files), turn_id=turn_id)]
-        )
-        try:
-            await self.dispatcher.dispatch(record.id, turn_id)
-        except Exception as exc:
-            # The message is recorded but nothing will run its turn: end it now, so the
-            # session is not left running (the sweeper re-dispatches it if this fails too).
-            await end_undispatched(self, record, turn_id, exc)
-            raise
-        return turn_id
-
-    async def _settle(self, record: SessionRecord, *, token_hash: str | None = None) -> None:
-        """Interrupt whatever runs in the session and wait for it to end (bounded); with
-        `token_hash`, only while the session's token is still that one."""
-        await settle(self, record, token_hash=token_hash)
+        return await accepting.deliver(self, session_id, message, source=source)
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop at its next
         safe point."""
-        self.turns.stop(session_id, turn_id)
-        if not self.turns.runs_here(session_id):
-            # The turn runs in another process (or has not started): it reads the flag.
-            if turn_id is None:
-                await self.store.set_interrupt(session_id, True)
-            else:
-                await self.store.request_interrupt(session_id, turn_id)
+        await self.ports.interrupt(session_id, turn_id)
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
@@ -491,7 +314,7 @@ class AgentRuntime:
         events = await self.store.read(record.id)
         status = fold_status(events)
         if status == SessionStatus.AWAITING_APPROVAL:
-            await abandon_parked(self, record, events)
+            await abandon_parked(self.ports, record, events)
             return True
         if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
             return False
@@ -524,7 +347,7 @@ class AgentRuntime:
     async def session_cost(self, session_id: str) -> float | None:
         """The dollars a listed session's turns cost so far (None when a price was unknown
         or the session is gone). Folded incrementally: each call reads only new events."""
-        from agentkit.engine.costs import session_cost
+        from agentkit.engine.folds.session_cost import session_cost
 
         try:
             return await session_cost(self.store, session_id, self._costs)
@@ -568,7 +391,7 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self._owned(session_id, principal)
-        await record_decision(self, record, call_id, decision, principal)
+        await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
 
     # ---- direct tool calls ---------------------------------------------------------
 
@@ -586,14 +409,10 @@ class AgentRuntime:
 
     # ---- turns ---------------------------------------------------------------------
 
-    def known_record(self, session_id: str) -> SessionRecord | None:
-        """The session record this process has already seen, if any."""
-        return self._records.get(session_id)
+    async def _run_decided(self, *args: Any) -> None:
+        await self.direct.run_decided(*args)  # built only when a parked direct call is decided
 
-    def _remember(self, record: SessionRecord) -> None:
-        if len(self._records) >= 1024:
-            self._records.pop(next(iter(self._records)))
-        self._records[record.id] = record
+    # ---- turns and recovery --------------------------------------------------------
 
     async def run_turn(
         self, session_id: str, turn_id: str, deadline: Deadline | None = None
@@ -601,51 +420,28 @@ class AgentRuntime:
         """Run or resume one turn. A second dispatch of the same turn does nothing.
 
         `deadline` is the end of the host's invocation (None locally: never continued)."""
-        await run_turn(self, session_id, turn_id, deadline)
-
-    def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
-        workspace = self.workspace(session_id)
-        seed(workspace, self.manifest, self.bundle.sandbox_dir, self.bundle.root)
-        if files:
-            write_files(workspace, files)
-
-    # ---- recovery ------------------------------------------------------------------
+        await run_turn(self.ports, self, session_id, turn_id, deadline)
 
     async def recover(self) -> None:
         """End turns whose process died; resume decided approvals; keep parked ones."""
-        await recover_all(self)
+        await recover_all(self.ports)
 
-    async def sweep(self) -> int:
+    async def sweep(self, *, idle_for: float | None = None) -> int:
         """Dispatch or fail open turns nobody works on (see `engine.sweeper`)."""
+        from agentkit.engine.budget_timeout import expire_budget_approvals
         from agentkit.engine.sweeper import sweep
 
-        return await sweep(self)
+        async def expire(record: SessionRecord) -> int:
+            options = self.manifest.agent.options
+            return await expire_budget_approvals(
+                self.ports, record, options, self.clock, self._run_decided
+            )
+
+        return await sweep(self.ports, self.session_status, expire, idle_for=idle_for)
 
 
 async def _none_paused() -> Mapping[str, Collection[str]]:
     return {}
 
 
-def _is_channel_key(record: SessionRecord, token: str) -> bool:
-    return (
-        record.channel_id != "http"
-        and record.continuation_key is not None
-        and hmac.compare_digest(
-            record.continuation_key.encode("utf-8", "surrogatepass"),
-            token.encode("utf-8", "surrogatepass"),
-        )
-    )
-
-
-def _received(
-    message: str, principal: Principal, source: str, files: dict[str, str]
-) -> MessageReceived:
-    return MessageReceived(
-        message=message,
-        principal=principal.id,
-        source=source,
-        workspace_files=sorted(files) or None,
-    )
-
-
-__all__ = ["AgentRuntime", "Bundle", "new_turn_id", "stop_key"]
+__all__ = ["AgentRuntime", "Bundle"]

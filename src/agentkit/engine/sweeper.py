@@ -18,37 +18,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
-from agentkit.engine.budget_timeout import expire_budget_approvals
-from agentkit.engine.lifecycle import recover_session
+from agentkit.engine.ports import SessionPorts
+from agentkit.engine.recovery import recover_session
 from agentkit.errors import InvalidId, SessionNotFound
-from agentkit.sessions import SessionStatus
-
-if TYPE_CHECKING:
-    from agentkit.engine.runtime import AgentRuntime
+from agentkit.sessions import SessionRecord, SessionStatus
 
 log = logging.getLogger("agentkit.engine.sweeper")
 
 
-async def sweep(rt: AgentRuntime, *, idle_for: float | None = None) -> int:
+async def sweep(
+    ports: SessionPorts,
+    status_of: Callable[[str], Awaitable[SessionStatus | None]],
+    expire: Callable[[SessionRecord], Awaitable[int]],
+    *,
+    idle_for: float | None = None,
+) -> int:
     """One pass over every session; returns how many turns were dispatched or failed.
 
-    `idle_for` defaults to the runtime's lease TTL."""
-    quiet = rt.lease_ttl if idle_for is None else idle_for
+    `status_of` folds a session's status; `expire` denies its budget approvals that waited
+    too long. `idle_for` defaults to the lease TTL."""
+    quiet = ports.lease_ttl if idle_for is None else idle_for
     acted = 0
     cursor: str | None = None
     while True:
-        page = await rt.store.list_sessions(None, limit=100, cursor=cursor)
+        page = await ports.store.list_sessions(None, limit=100, cursor=cursor)
         for record in page.items:
-            status = await rt.session_status(record.id)
+            status = await status_of(record.id)
             if status not in (SessionStatus.RUNNING, SessionStatus.AWAITING_APPROVAL):
                 continue
             try:
                 if status == SessionStatus.AWAITING_APPROVAL:
-                    acted += await expire_budget_approvals(rt, record)
+                    acted += await expire(record)
                     continue
-                acted += await recover_session(rt, record, idle_for=quiet)
+                acted += await recover_session(ports, record, idle_for=quiet)
             except (SessionNotFound, InvalidId):
                 continue  # deleted meanwhile
             except Exception:  # one bad session must not stop the sweep of the others
@@ -58,12 +62,12 @@ async def sweep(rt: AgentRuntime, *, idle_for: float | None = None) -> int:
             return acted
 
 
-async def sweep_forever(rt: AgentRuntime, interval: float) -> None:
-    """Sweep every `interval` seconds until cancelled."""
+async def sweep_forever(sweep: Callable[[], Awaitable[int]], interval: float) -> None:
+    """Run `sweep` (one pass) every `interval` seconds until cancelled."""
     while True:
         await asyncio.sleep(interval)
         try:
-            acted = await sweep(rt)
+            acted = await sweep()
         except Exception:
             log.exception("the sweep failed; trying again in %gs", interval)
             continue

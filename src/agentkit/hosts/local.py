@@ -170,7 +170,9 @@ class LocalHost:
 
         # Turns left open with nobody on them (a lost dispatch, a dead `agentkit run`) are
         # dispatched again or failed once quiet for a lease TTL.
-        self._sweeper = asyncio.create_task(sweep_forever(self.runtime, self.runtime.lease_ttl))
+        self._sweeper = asyncio.create_task(
+            sweep_forever(self.runtime.sweep, self.runtime.lease_ttl)
+        )
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.mcp import McpConnectionDefinition
-from agentkit.engine.tools import ToolEntry
+from agentkit.engine.tools.calls import ToolEntry
 from agentkit.errors import ToolError
 from agentkit.mcp.naming import assign_names
 from agentkit.project.mcp_lock import McpLock, tool_hash

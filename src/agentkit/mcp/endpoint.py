@@ -29,10 +29,10 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from agentkit import __version__
 from agentkit.engine.service import AgentService
 from agentkit.errors import HttpError, TooManyRequests, Unauthorized
 from agentkit.sessions import Principal
+from agentkit.version import __version__
 
 # The SDK is imported on the first MCP request, not when the app is built: a Lambda cold
 # start that serves the session API never pays for it.

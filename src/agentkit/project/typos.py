@@ -62,9 +62,14 @@ def unexpected_keyword_hint(exc: BaseException) -> str:
     match = _UNEXPECTED.search(str(exc)) if isinstance(exc, TypeError) else None
     if match is None or not match.group(1).startswith("define_"):
         return ""
-    import agentkit  # the public define_* functions; imported late, agentkit imports us
+    # The public define_* functions, where they are defined (not through the `agentkit`
+    # facade, which names the whole package).
+    from agentkit.authoring import ab, agent, channels, evals, hooks, mcp, schedules, skills, tools
 
-    function = getattr(agentkit, match.group(1), None)
+    owners = (ab, agent, channels, evals, hooks, mcp, schedules, skills, tools)
+    function = next(
+        (getattr(m, match.group(1)) for m in owners if hasattr(m, match.group(1))), None
+    )
     if function is None:
         return ""
     known = [p for p in inspect.signature(function).parameters if p not in ("fn", "self")]

@@ -15,14 +15,27 @@ creates nothing. Schedule handlers get a view bound to the schedule's own princi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agentkit.authoring.contexts import SessionInfo
 from agentkit.errors import BadRequest, Forbidden
 from agentkit.reminders import ReminderRecord
 
-if TYPE_CHECKING:
-    from agentkit.scheduling.reminders import ReminderService
+
+class ReminderService(Protocol):
+    """What the scoped view uses of the host's `reminders.ReminderService`."""
+
+    @property
+    def timers_enabled(self) -> bool: ...
+
+    async def create(self, **options: Any) -> ReminderRecord: ...
+
+    async def list(self, *, active_only: bool = False) -> list[ReminderRecord]: ...
+
+    async def get(self, reminder_id: str) -> ReminderRecord | None: ...
+
+    async def cancel(self, reminder_id: str) -> bool: ...
+
 
 __all__ = ["SessionReminders"]
 

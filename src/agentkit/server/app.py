@@ -20,7 +20,6 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse
 
-from agentkit import __version__
 from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
@@ -34,6 +33,7 @@ from agentkit.server.routing import DeferredRouter, built_routes, install_router
 from agentkit.server.schemas import ErrorBody
 from agentkit.server.session_routes import session_router
 from agentkit.server.state import ServerState
+from agentkit.version import __version__
 
 OPENAPI_URL = "/v1/openapi.json"
 API_DOCS_URL = "/v1/api-docs"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from agentkit.server.docs_site import _document, _inline, _nav, _sidebar
+from agentkit.server.docs_pages import document, inline, nav, sidebar
 
 __all__ = ["render_search", "search_pages"]
 
@@ -34,7 +34,7 @@ def search_pages(root: Path, query: str) -> list[tuple[str, str, int, str]]:
     if not words:
         return []
     hits = []
-    for name, title in _nav(root):
+    for name, title in nav(root):
         text = (root / f"{name}.md").read_text(encoding="utf-8")
         flat = " ".join(text.split())
         lower = flat.lower()
@@ -58,9 +58,9 @@ def render_search(root: Path, query: str, prefix: str = "/docs") -> str:
         body = f"<h1>No page mentions {html.escape(query)}</h1><p>Try fewer or other words.</p>"
     else:
         items = "".join(
-            f'<div class=hit><a href="{prefix}/{name}">{_inline(title)}</a><p>{snippet}</p></div>'
+            f'<div class=hit><a href="{prefix}/{name}">{inline(title)}</a><p>{snippet}</p></div>'
             for name, title, _, snippet in hits
         )
         found = f"{len(hits)} page{'s' if len(hits) != 1 else ''}"
         body = f"<h1>{found} for {html.escape(query)}</h1>{items}"
-    return _document(f"Search: {query}", _sidebar(prefix, _nav(root), "", query), body)
+    return document(f"Search: {query}", sidebar(prefix, nav(root), "", query), body)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from starlette.requests import Request
 
-from agentkit.engine.busy import agent_on_busy
+from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import AgentService
 from agentkit.errors import NotFound
 from agentkit.events import Event, EventType

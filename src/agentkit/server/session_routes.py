@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from agentkit.engine.busy import agent_on_busy
+from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.http_errors import JSONResponse

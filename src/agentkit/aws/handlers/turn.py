@@ -17,7 +17,7 @@ from typing import Any
 from agentkit.aws import snapstart
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
-from agentkit.engine.deadline import Deadline
+from agentkit.engine.turn.deadline import Deadline
 
 
 @instrumented

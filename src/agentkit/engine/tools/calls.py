@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from agentkit.authoring.contexts import ToolContext
+from agentkit.authoring.contexts import SessionInfo, ToolContext
 from agentkit.authoring.tools import ToolDefinition
-from agentkit.engine.eager import start_task
-from agentkit.engine.toolpool import PoolSaturated, tool_pool
+from agentkit.engine.tools.pool import PoolSaturated, tool_pool
+from agentkit.engine.tools.task_start import start_task
 from agentkit.models.base import ToolSchema
 from agentkit.project.manifest import Manifest, ToolSpec
+from agentkit.sessions import SessionRecord, conversation_key
 from agentkit.store.ids import is_valid_name
 
 if TYPE_CHECKING:
@@ -265,3 +266,14 @@ class CallContext(ToolContext):
             asyncio.get_running_loop().run_in_executor(None, rmdir)
         except RuntimeError:
             rmdir()
+
+
+def session_info(record: SessionRecord) -> SessionInfo:
+    """The read-only view of a session that tools and hooks receive."""
+    return SessionInfo(
+        id=record.id,
+        channel_id=record.channel_id,
+        mode=record.mode,
+        principal=record.principal,
+        continuation_key=conversation_key(record),
+    )

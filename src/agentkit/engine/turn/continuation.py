@@ -1,23 +1,19 @@
-"""The turn loop's side of continuing in another invocation (see `engine.deadline`):
+"""The turn loop's side of continuing in another invocation (see `engine.turn.deadline`):
 deferring calls that cannot finish in time, stopping at a step boundary, and picking a
 continued turn up where an earlier invocation left it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from agentkit.costs import add_costs
-from agentkit.engine.budget import Spend, tokens
-from agentkit.engine.deadline import Continuation, ContinueTurn
-from agentkit.engine.step import StepOutput
+from agentkit.engine.turn.budget import Spend, tokens
+from agentkit.engine.turn.deadline import Continuation, ContinueTurn
+from agentkit.engine.turn.deps import Planned, RequestedCall, RunningTurn
+from agentkit.engine.turn.step import StepOutput
 from agentkit.events import StepCompleted, Usage
-
-if TYPE_CHECKING:
-    from agentkit.engine.loop import TurnRunner, _Planned
 
 
 def defer_unless_fits(
-    runner: TurnRunner, runnable: list[_Planned], parked: list[_Planned], done: StepCompleted
+    runner: RunningTurn, runnable: list[Planned], parked: list[Planned], done: StepCompleted
 ) -> None:
     """Stop before starting a step's calls when one of them cannot finish in time.
 
@@ -38,17 +34,15 @@ def defer_unless_fits(
     )
 
 
-async def resume_continued(runner: TurnRunner, marker: Continuation) -> bool:
+async def resume_continued(runner: RunningTurn, marker: Continuation) -> bool:
     """Carry on where an earlier invocation stopped; False when the turn parked."""
-    from agentkit.engine.loop import _Call
-
     if marker.done is None:
         return True  # a clean step boundary: the loop starts the next step
     pending = runner.state.pending
-    plans: list[_Planned] = []
+    plans: list[Planned] = []
     for call_id in [*marker.deferred, *marker.approvals]:
         open_call = pending[call_id]
-        plans.append(runner.plan(_Call(call_id, open_call.tool_name, open_call.arguments)))
+        plans.append(runner.plan(RequestedCall(call_id, open_call.tool_name, open_call.arguments)))
     for planned in plans:
         runner.open[planned.call.call_id] = planned.call
     runnable = [p for p in plans if p.call.call_id in marker.deferred]
@@ -66,7 +60,7 @@ async def resume_continued(runner: TurnRunner, marker: Continuation) -> bool:
     return await runner.end_step(parked, done, StepOutput()) is not None
 
 
-async def stop_to_continue(runner: TurnRunner, marker: Continuation) -> None:
+async def stop_to_continue(runner: RunningTurn, marker: Continuation) -> None:
     """Record what is queued (never an ending) and leave the rest to the next invocation,
     unless this one made no progress at all: then no invocation could, so the turn ends."""
     if not runner.progressed:

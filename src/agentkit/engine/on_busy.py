@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.errors import Conflict
 from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status
-
-if TYPE_CHECKING:
-    from agentkit.engine.runtime import AgentRuntime
 
 OnBusy = Literal["interrupt", "queue", "reject"]
 ON_BUSY: tuple[str, ...] = ("interrupt", "queue", "reject")
@@ -57,7 +55,7 @@ def pending_queue(events: list[Event]) -> list[Event]:
 
 
 async def accept_when_idle(
-    rt: AgentRuntime,
+    ports: SessionPorts,
     record: SessionRecord,
     message: str,
     principal: Principal,
@@ -71,54 +69,52 @@ async def accept_when_idle(
     `claim` runs once the message is sure to be kept (before anything is recorded), e.g.
     an HTTP follow-up's token rotation; its error leaves nothing recorded.
     """
-    from agentkit.engine.runtime import new_turn_id
-
     turn_id = new_turn_id()
     holder = "accept:" + secrets.token_hex(6)
-    leased = await rt.store.acquire_lease(record.id, holder, rt.lease_ttl)
+    leased = await ports.store.acquire_lease(record.id, holder, ports.lease_ttl)
     try:
-        events = await rt.store.read(record.id) if leased else []
+        events = await ports.store.read(record.id) if leased else []
         idle = leased and fold_status(events) not in BUSY and not pending_queue(events)
         if not idle and on_busy == "reject":
             raise Conflict("the session is busy", code="session_busy")
         if claim is not None:
             await claim()
-        rt.turns.forget_stop(record.id)
+        ports.turns.forget_stop(record.id)
         if idle:
-            await rt.store.set_interrupt(record.id, False)
+            await ports.store.set_interrupt(record.id, False)
             received = MessageReceived(message=message, principal=principal.id, source=source)
-            await rt.record(record, [draft(received, turn_id=turn_id)])
+            await ports.record(record, [draft(received, turn_id=turn_id)])
         else:
             queued = MessageQueued(
                 queue_id=turn_id, message=message, principal=principal.id, source=source
             )
-            await rt.record(record, [draft(queued)])
+            await ports.record(record, [draft(queued)])
     finally:
         if leased:
-            await rt.store.release_lease(record.id, holder)
+            await ports.store.release_lease(record.id, holder)
     if idle:
-        await rt.dispatcher.dispatch(record.id, turn_id)
+        await ports.dispatcher.dispatch(record.id, turn_id)
     else:
-        await drain_queue(rt, record.id)
+        await drain_queue(ports, record.id)
     return turn_id
 
 
-async def drain_queue(rt: AgentRuntime, session_id: str) -> bool:
+async def drain_queue(ports: SessionPorts, session_id: str) -> bool:
     """Turn the oldest queued message into a turn if the session is idle; True if it did.
 
     Cheap when nothing is queued (one read, no lease).
     """
-    events = await rt.store.read(session_id)
+    events = await ports.store.read(session_id)
     if not pending_queue(events):
         return False
-    record = rt.known_record(session_id) or await rt.store.get_session(session_id)
+    record = await ports.session_record(session_id)
     if record is None:
         return False
     holder = "queue:" + secrets.token_hex(6)
-    if not await rt.store.acquire_lease(session_id, holder, rt.lease_ttl):
+    if not await ports.store.acquire_lease(session_id, holder, ports.lease_ttl):
         return False  # whoever holds it drains when they let go
     try:
-        events = await rt.store.read(session_id)
+        events = await ports.store.read(session_id)
         waiting = pending_queue(events)
         if not waiting or fold_status(events) in BUSY:
             return False
@@ -130,9 +126,9 @@ async def drain_queue(rt: AgentRuntime, session_id: str) -> bool:
             source=head.get("source"),
             queue_id=turn_id,
         )
-        await rt.store.set_interrupt(session_id, False)
-        await rt.record(record, [draft(received, turn_id=turn_id)])
+        await ports.store.set_interrupt(session_id, False)
+        await ports.record(record, [draft(received, turn_id=turn_id)])
     finally:
-        await rt.store.release_lease(session_id, holder)
-    await rt.dispatcher.dispatch(session_id, turn_id)
+        await ports.store.release_lease(session_id, holder)
+    await ports.dispatcher.dispatch(session_id, turn_id)
     return True

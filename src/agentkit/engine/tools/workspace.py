@@ -155,8 +155,8 @@ def tool_catalog(tools: list[ToolSpec]) -> str:
         "",
         "These tools run as scripts in this folder. Call them as tools; agentkit runs the",
         "script with this folder as its working directory. By hand, pipe the input as JSON:",
-        "`echo '{\"input\": {...}}' | python -m agentkit.engine.agent_tool <module> <function>"
-        " <script>`.",
+        "`echo '{\"input\": {...}}' | python -m agentkit.engine.tools.agent_tool <module>"
+        " <function> <script>`.",
         "",
     ]
     for tool in tools:

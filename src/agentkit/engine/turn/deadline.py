@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkit.engine.fold import TurnState
+from agentkit.engine.folds.conversation import TurnState
 from agentkit.events import StepCompleted
 from agentkit.store.base import Store
 

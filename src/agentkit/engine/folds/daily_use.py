@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from agentkit.costs import Budget
-from agentkit.engine.budget import Spend
+from agentkit.engine.turn.budget import Spend
 from agentkit.errors import TooManyRequests
 from agentkit.events import EventType, Usage, iso_utc
 from agentkit.store.base import Store

@@ -37,8 +37,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentkit.engine.child_process import run_child
-from agentkit.engine.tools import Outcome, elapsed_ms
+from agentkit.engine.tools.calls import Outcome, elapsed_ms
+from agentkit.engine.tools.child_process import run_child
 from agentkit.events import escape_line_breaks
 
 STDERR_TAIL = 2000
@@ -68,7 +68,7 @@ def dump_line(value: Any) -> str:
 # found through PYTHONPATH, so the host's own resolved path is passed explicitly.)
 BOOTSTRAP = (
     "import sys, json; sys.path[:] = json.loads(sys.argv.pop(1)); "
-    "from agentkit.engine.agent_tool import main; raise SystemExit(main(sys.argv[1:]))"
+    "from agentkit.engine.tools.agent_tool import main; raise SystemExit(main(sys.argv[1:]))"
 )
 
 
@@ -224,7 +224,7 @@ def main(argv: list[str]) -> int:
         root, argv = Path(argv[1]), argv[2:]
     if len(argv) not in (2, 3):
         print(
-            "usage: python -I -m agentkit.engine.agent_tool [--root <project>] <module> "
+            "usage: python -I -m agentkit.engine.tools.agent_tool [--root <project>] <module> "
             "<attribute> [<path>]",
             file=sys.stderr,
         )

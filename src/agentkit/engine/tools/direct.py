@@ -16,12 +16,23 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from agentkit.engine.approvals import DENIED
-from agentkit.engine.running import keep_lease
+from agentkit.authoring.contexts import HostServices
+from agentkit.engine.agent_parts import AgentParts
+from agentkit.engine.folds.pending_approvals import DENIED
+from agentkit.engine.ports import SessionPorts
 from agentkit.engine.service import ToolCallOutcome
-from agentkit.engine.tools import CallContext, InvalidToolInput, Outcome, call_workdir, invoke
+from agentkit.engine.tools.calls import (
+    CallContext,
+    InvalidToolInput,
+    Outcome,
+    call_workdir,
+    invoke,
+    session_info,
+)
+from agentkit.engine.turn.lease import keep_lease
 from agentkit.errors import BadRequest, Conflict, Forbidden, NotFound
 from agentkit.events import (
     ActionApprovalRequested,
@@ -30,11 +41,21 @@ from agentkit.events import (
     ActionsRequested,
     draft,
 )
-from agentkit.hooks import session_info
 from agentkit.sessions import SessionRecord, SessionStatus, fold_status
 
-if TYPE_CHECKING:
-    from agentkit.engine.runtime import AgentRuntime
+
+class DirectHost(Protocol):
+    """What a direct call takes from the runtime, read at each call (a reload swaps the
+    parts)."""
+
+    @property
+    def parts(self) -> AgentParts: ...
+
+    @property
+    def host(self) -> HostServices: ...
+
+    @property
+    def state_root(self) -> Path: ...
 
 
 def new_call_id(tool_name: str) -> str:
@@ -43,13 +64,16 @@ def new_call_id(tool_name: str) -> str:
 
 
 class DirectCalls:
-    def __init__(self, runtime: AgentRuntime) -> None:
+    """Tool calls made over the API, outside any model turn."""
+
+    def __init__(self, ports: SessionPorts, runtime: DirectHost) -> None:
+        self.ports = ports
         self.rt = runtime
 
     async def call(
         self, tool_name: str, tool_input: Mapping[str, Any], record: SessionRecord | None
     ) -> ToolCallOutcome:
-        authored = {n: e for n, e in self.rt.tools.items() if e.spec is not None}
+        authored = {n: e for n, e in self.rt.parts.tools.items() if e.spec is not None}
         entry = authored.get(tool_name)
         if entry is None:
             raise NotFound(f"no tool named {tool_name!r}", available=sorted(authored))
@@ -76,12 +100,12 @@ class DirectCalls:
                 tool_name, call_id, outcome.is_error, _shown(outcome), outcome.duration_ms
             )
         holder = "tool:" + call_id
-        store = self.rt.store
-        if not await store.acquire_lease(record.id, holder, self.rt.lease_ttl):
+        store = self.ports.store
+        if not await store.acquire_lease(record.id, holder, self.ports.lease_ttl):
             raise Conflict("a turn is running in this session", code="session_busy")
         # The tool may run longer than the lease lasts (its timeout is separate): renewed
         # for the whole call, so no turn is accepted alongside it.
-        renewer = asyncio.create_task(keep_lease(self.rt, record.id, holder))
+        renewer = asyncio.create_task(keep_lease(store, record.id, holder, self.ports.lease_ttl))
         try:
             if fold_status(await store.read(record.id)) == SessionStatus.RUNNING:
                 raise Conflict("a turn is running in this session", code="session_busy")
@@ -90,13 +114,13 @@ class DirectCalls:
                 parked = ActionApprovalRequested(
                     call_id=call_id, tool_name=tool_name, arguments=args
                 )
-                await self.rt.record(
+                await self.ports.record(
                     record, [draft(ActionsRequested(actions=[call])), draft(parked)]
                 )
                 return ToolCallOutcome(tool_name, call_id, False, None, 0, pending_approval=True)
-            await self.rt.record(record, [draft(ActionsRequested(actions=[call]))])
+            await self.ports.record(record, [draft(ActionsRequested(actions=[call]))])
             outcome = await self._run(entry, value, call_id, record)
-            await self.rt.record(record, [draft(_result(call_id, tool_name, outcome))])
+            await self.ports.record(record, [draft(_result(call_id, tool_name, outcome))])
         finally:
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -119,12 +143,14 @@ class DirectCalls:
 
         The caller holds the session's lease as `holder`; it is renewed while the tool runs.
         """
-        entry = self.rt.tools.get(tool_name)
+        entry = self.rt.parts.tools.get(tool_name)
         if decision != "approve" or entry is None:
             error = DENIED if decision != "approve" else f"no tool named {tool_name!r}"
             outcome = Outcome(True, error=error)
         else:
-            renewer = asyncio.create_task(keep_lease(self.rt, record.id, holder))
+            renewer = asyncio.create_task(
+                keep_lease(self.ports.store, record.id, holder, self.ports.lease_ttl)
+            )
             try:
                 try:
                     _, value = entry.validate(arguments)
@@ -136,7 +162,7 @@ class DirectCalls:
                 renewer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await renewer
-        await self.rt.record(record, [draft(_result(call_id, tool_name, outcome))])
+        await self.ports.record(record, [draft(_result(call_id, tool_name, outcome))])
 
     async def _run(self, entry: Any, value: Any, call_id: str, record: SessionRecord | None) -> Any:
         workdir = call_workdir(self.rt.state_root, call_id)
@@ -147,7 +173,7 @@ class DirectCalls:
             tool_name=entry.name,
             workdir=workdir,
         )
-        timeout = entry.timeout or self.rt.manifest.agent.tool_timeout
+        timeout = entry.timeout or self.rt.parts.manifest.agent.tool_timeout
         try:
             return await invoke(entry, value, ctx, timeout)
         finally:

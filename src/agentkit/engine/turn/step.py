@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from agentkit.engine.recorder import DeltaBuffer
+from agentkit.engine.turn.recorder import DeltaBuffer
 from agentkit.errors import ModelError, TurnInterrupted
 from agentkit.events import (
     NO_USAGE,

@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkit.engine.fold import result_text
-from agentkit.engine.step import StepSink, model_step
-from agentkit.engine.tools import InvalidToolInput, Outcome, ToolEntry
+from agentkit.engine.folds.conversation import result_text
+from agentkit.engine.tools.calls import InvalidToolInput, Outcome, ToolEntry
+from agentkit.engine.turn.step import StepSink, model_step
 from agentkit.errors import ModelError, TurnInterrupted
 from agentkit.events import ActionCall, Usage
 from agentkit.models.base import (

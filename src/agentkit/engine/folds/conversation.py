@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.costs import add_costs
-from agentkit.engine.carried import Carried
+from agentkit.engine.folds.incremental import Carried
 from agentkit.events import NO_USAGE, Event, EventType, Usage
 from agentkit.models.base import (
     AssistantMessage,
@@ -124,7 +124,7 @@ def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message
     """The model's view of a session: user messages, assistant steps, tool results.
 
     The fold goes event by event, and its state is kept per session and carried on (see
-    `engine.carried`): each step of a long conversation folds only the events recorded
+    `engine.folds.incremental`): each step of a long conversation folds only the events recorded
     since the step before.
     """
     out = _FOLDS.over(events).copy()  # closing the open calls must not change the kept state

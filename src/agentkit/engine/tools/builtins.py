@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
-from agentkit.engine.tools import ToolEntry, ToolSource, authored_entry
+from agentkit.engine.tools.calls import ToolEntry, ToolSource, authored_entry
 from agentkit.errors import ToolError
 from agentkit.project.manifest import Manifest
 

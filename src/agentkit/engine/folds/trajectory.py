@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.costs import add_costs
-from agentkit.engine.approvals import pending_approvals
+from agentkit.engine.folds.pending_approvals import pending_approvals
 from agentkit.events import Event, EventType, Usage
 from agentkit.sessions import fold_status
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentkit import __version__
 from agentkit.aws.project_files import project_files
 from agentkit.errors import ProjectError
 from agentkit.project.validation import slug_problem
+from agentkit.version import __version__
 
 _INSTRUCTIONS = """# {name}
 

@@ -14,45 +14,16 @@ import asyncio
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field, replace
-from datetime import datetime
-from pathlib import Path
+from collections.abc import Coroutine
+from dataclasses import replace
 from typing import Any
 
-from agentkit.authoring.contexts import HostServices, ToolContext
+from agentkit.authoring.contexts import ToolContext
 from agentkit.costs import add_costs, agent_prices
-from agentkit.engine.agent_tool import run_agent_tool
-from agentkit.engine.approvals import DENIED, arguments_digest
-from agentkit.engine.budget import (
-    BUDGET_CALL_PREFIX,
-    BUDGET_TIMEOUT_PRINCIPAL,
-    BudgetCheck,
-    GuardedModel,
-    SessionSpend,
-    Spend,
-    is_budget_question,
-    limits_spend,
-    parse_budget,
-    session_spend,
-    tokens,
-)
-from agentkit.engine.builtins import TASK, TaskInput
-from agentkit.engine.continuing import defer_unless_fits, resume_continued, stop_to_continue
-from agentkit.engine.deadline import (
-    DEFAULT_MAX_TURN_SECONDS,
-    Continuation,
-    ContinueTurn,
-    Deadline,
-    turn_limit_message,
-)
-from agentkit.engine.eager import start_task
-from agentkit.engine.fold import BUDGET_TOOL, TurnState, fold_conversation
-from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.recorder import Recorder
-from agentkit.engine.step import RecordingSink, StepOutput, model_step
-from agentkit.engine.subagents import run_subagent
-from agentkit.engine.tools import (
+from agentkit.engine.folds.conversation import BUDGET_TOOL, TurnState, fold_conversation
+from agentkit.engine.tools.agent_tool import run_agent_tool
+from agentkit.engine.tools.builtins import TASK, TaskInput
+from agentkit.engine.tools.calls import (
     CallContext,
     InvalidToolInput,
     Outcome,
@@ -60,17 +31,45 @@ from agentkit.engine.tools import (
     call_workdir,
     elapsed_ms,
     invoke,
+    session_info,
 )
-from agentkit.engine.turns import IN_DOUBT
+from agentkit.engine.tools.task_start import start_task
+from agentkit.engine.turn.budget import (
+    BUDGET_CALL_PREFIX,
+    BudgetCheck,
+    GuardedModel,
+    SessionSpend,
+    Spend,
+    limits_spend,
+    parse_budget,
+    session_spend,
+    tokens,
+)
+from agentkit.engine.turn.continuation import defer_unless_fits, resume_continued, stop_to_continue
+from agentkit.engine.turn.deadline import (
+    DEFAULT_MAX_TURN_SECONDS,
+    Continuation,
+    ContinueTurn,
+    turn_limit_message,
+)
+from agentkit.engine.turn.decided import resume_decided
+from agentkit.engine.turn.deps import (
+    Planned,
+    TurnDeps,
+    error_result,
+    tool_result,
+    turn_began,
+)
+from agentkit.engine.turn.ending import IN_DOUBT
+from agentkit.engine.turn.preempt import await_preemptible
+from agentkit.engine.turn.step import RecordingSink, StepOutput, model_step
+from agentkit.engine.turn.subagents import run_subagent
 from agentkit.errors import LeaseLost, ModelError, RunError, TurnInterrupted
 from agentkit.events import (
     ActionApprovalRequested,
     ActionCall,
     ActionResult,
     ActionsRequested,
-    ActionStarted,
-    Event,
-    EventType,
     Payload,
     SessionCompleted,
     SessionFailed,
@@ -83,56 +82,10 @@ from agentkit.events import (
     TurnFailed,
     TurnStarted,
 )
-from agentkit.hooks import session_info
-from agentkit.models.base import Model, ModelRequest
-from agentkit.project.manifest import Manifest
-from agentkit.sessions import SessionRecord, conversation_key
+from agentkit.models.base import ModelRequest
+from agentkit.sessions import conversation_key
 
-BUDGET_DENIED = "budget exceeded: the request to continue was denied"
-BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered in time"
 START_FLUSH = 0.02
-TOOL_POLL = 0.05  # how often running tools look for an interrupt
-CANCEL_WAIT = 1.0  # how long cancelled tool calls get to unwind
-
-
-@dataclass(slots=True)
-class TurnDeps:
-    """Everything one turn needs, composed by the runtime."""
-
-    manifest: Manifest
-    session: SessionRecord
-    recorder: Recorder
-    model: Model
-    resolve_model: Callable[[str | None], Model]
-    tools: dict[str, ToolEntry]
-    system: str
-    host: HostServices
-    workspace: Path
-    state_root: Path
-    project_root: Path | None
-    interrupted: Callable[[], Awaitable[bool]]
-    events: list[Event] = field(default_factory=list)
-    turns: LocalTurns = field(default_factory=LocalTurns)
-    """This process's turns: the step streaming is registered there, so a stop cancels it."""
-    prepare_workspace: Callable[[], None] = lambda: None
-    """Seeds the session workspace; called before the first agent-execution tool runs."""
-    max_steps: int | None = None  # an A/B variant's override of the agent's max_steps
-    abs: dict[str, str] = field(default_factory=dict)  # the session's A/B arms
-    stop_grace: float = 2.0
-    """Seconds running tools get after an interrupt before they are cancelled."""
-    deadline: Deadline | None = None
-    """The end of this invocation (None locally: the turn never continues elsewhere)."""
-    resume: Continuation | None = None  # where an earlier invocation stopped this turn
-    clock: Callable[[], float] = time.time  # wall clock, for `max_turn_seconds`
-
-
-@dataclass(slots=True)
-class _Planned:
-    call: ActionCall
-    entry: ToolEntry | None = None
-    value: Any = None
-    error: str | None = None
-    needs_approval: bool = False
 
 
 class TurnRunner:
@@ -164,7 +117,7 @@ class TurnRunner:
         # so each budget check counts what all of them have spent so far.
         self.subagents_running: dict[str, GuardedModel] = {}
         self.max_seconds = float(options.get("max_turn_seconds") or DEFAULT_MAX_TURN_SECONDS)
-        self.began = _turn_began(deps.events, state.turn_id) or deps.clock()
+        self.began = turn_began(deps.events, state.turn_id) or deps.clock()
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
         self.session_info = session_info(deps.session)  # what each tool call is told
@@ -291,7 +244,7 @@ class TurnRunner:
         return await self.end_step(parked, done(), out)
 
     async def end_step(
-        self, parked: list[_Planned], done: StepCompleted, out: StepOutput
+        self, parked: list[Planned], done: StepCompleted, out: StepOutput
     ) -> StepOutput | None:
         """After a step's calls ran: park on the approvals it asked for, or go on."""
         if parked and await self.d.interrupted():
@@ -339,30 +292,30 @@ class TurnRunner:
                     await flushes[0]
                 self.d.turns.streamed(sid)
 
-    def plan(self, call: Any) -> _Planned:
+    def plan(self, call: Any) -> Planned:
         entry = self.d.tools.get(call.name)
         if entry is None:
             names = ", ".join(sorted(self.d.tools)) or "none"
-            return _Planned(
+            return Planned(
                 ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
                 error=f"unknown tool {call.name!r}; available tools: {names}",
             )
         try:
             args, value = entry.validate(call.arguments)
         except InvalidToolInput as exc:
-            return _Planned(
+            return Planned(
                 ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
                 entry,
                 error=str(exc),
             )
-        return _Planned(
+        return Planned(
             ActionCall(call_id=call.id, tool_name=call.name, arguments=args),
             entry,
             value,
             needs_approval=entry.needs_approval(value),
         )
 
-    async def run_calls(self, plans: list[_Planned]) -> None:
+    async def run_calls(self, plans: list[Planned]) -> None:
         """Run calls concurrently; each result is recorded as soon as it is known.
 
         An interrupt while they run sets `ctx.cancelled`, gives them `stop_grace` seconds,
@@ -371,15 +324,15 @@ class TurnRunner:
             return
         self.progressed = True
         if await self.d.interrupted():
-            await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
+            await self.emit(*[error_result(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
 
-        async def one(p: _Planned, *, queue: bool) -> None:
+        async def one(p: Planned, *, queue: bool) -> None:
             if p.error is not None or p.entry is None:
-                result = _error(p.call, p.error or "tool unavailable")
+                result = error_result(p.call, p.error or "tool unavailable")
             else:
                 self.executing.add(p.call.call_id)
-                result = _result(p.call, await self.execute(p.entry, p.call, p.value))
+                result = tool_result(p.call, await self.execute(p.entry, p.call, p.value))
             if queue:
                 self.queued.append(result)
             else:
@@ -392,30 +345,7 @@ class TurnRunner:
 
     async def preemptible(self, calls: list[Coroutine[Any, Any, None]]) -> None:
         """Await `calls` as tasks, watching for an interrupt (see `run_calls`)."""
-        tasks = [start_task(c) for c in calls]
-        pending: set[asyncio.Future[None]] = {t for t in tasks if not t.done()}
-        deadline: float | None = None
-        try:
-            while pending:
-                wait = TOOL_POLL if deadline is None else max(0.0, deadline - time.monotonic())
-                _, pending = await asyncio.wait(pending, timeout=wait)
-                if not pending:
-                    break
-                if deadline is None:
-                    if await self.d.interrupted():
-                        self.cancel_signal.set()
-                        deadline = time.monotonic() + self.d.stop_grace
-                elif time.monotonic() >= deadline:
-                    raise TurnInterrupted()
-        finally:
-            for t in pending:
-                t.cancel()
-            if pending:
-                # Cancelled agent-execution calls kill their process group on the way out;
-                # a tool that swallows the cancellation is not waited for long.
-                await asyncio.wait(pending, timeout=CANCEL_WAIT)
-        for t in tasks:
-            t.result()  # an engine error in a call ends the turn like any other
+        await await_preemptible(calls, self.d.interrupted, self.d.stop_grace, self.cancel_signal)
 
     async def execute(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         timeout = entry.timeout or self.d.manifest.agent.tool_timeout
@@ -524,47 +454,7 @@ class TurnRunner:
 
     async def resume_decided(self) -> None:
         """Record the results of calls whose approvals were decided, then carry on."""
-        plans: list[_Planned] = []
-        budget = [
-            p for p in self.state.pending.values() if is_budget_question(p.tool_name, p.call_id)
-        ]
-        for p in budget:
-            self.state.pending.pop(p.call_id)
-            approved = p.decision == "approve"
-            why = BUDGET_UNANSWERED if p.decided_by == BUDGET_TIMEOUT_PRINCIPAL else BUDGET_DENIED
-            outcome = Outcome(False, result="continue") if approved else Outcome(True, error=why)
-            call = ActionCall(call_id=p.call_id, tool_name=BUDGET_TOOL, arguments={})
-            await self.emit(_result(call, outcome))
-            if not approved:
-                raise RunError(why)
-            # The approval itself is on record: `session_spend` already counted it.
-        for p in self.state.pending.values():
-            call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments=p.arguments)
-            if p.decision != "approve":
-                plans.append(_Planned(call, error=DENIED))
-                continue
-            digest_ok = p.decided_digest in (None, arguments_digest(p.arguments))
-            if p.approval_arguments != p.arguments or not digest_ok:
-                plans.append(_Planned(call, error="approval does not match the requested call"))
-                continue
-            planned = self.plan(_Call(p.call_id, p.tool_name, p.arguments))
-            planned.needs_approval = False
-            plans.append(planned)
-        self.state.pending.clear()
-        self.open.update((p.call.call_id, p.call) for p in plans)
-        if await self.d.interrupted():
-            await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
-            raise TurnInterrupted()
-        # Durable before the first decided call runs: after a crash from here on, a call
-        # without a result may have run, so it is answered in doubt and never run again.
-        started = [
-            ActionStarted(call_id=p.call.call_id, tool_name=p.call.tool_name)
-            for p in plans
-            if p.error is None and p.entry is not None
-        ]
-        if started:
-            await self.emit(*started)
-        await self.run_calls(plans)
+        await resume_decided(self)
 
     # ---- endings -------------------------------------------------------------------
 
@@ -581,50 +471,10 @@ class TurnRunner:
         )
         answered = {p.call_id for p in self.queued if isinstance(p, ActionResult)}
         unanswered = [
-            _error(c, IN_DOUBT if cid in self.executing else error)
+            error_result(c, IN_DOUBT if cid in self.executing else error)
             for cid, c in self.open.items()
             if cid not in answered
         ]
         await self.emit(
             *unanswered, TurnFailed(error=error, usage=self.usage, cost_usd=self.cost), end
         )
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-
-
-def _turn_began(events: list[Event], turn_id: str) -> float | None:
-    """Where the turn's running time is counted from (epoch seconds): its `turn.started`,
-    or its latest approval decision, so time parked waiting for a person does not count."""
-    began: float | None = None
-    for ev in events:
-        if ev.turn_id == turn_id and ev.type in _RUN_CLOCK_STARTS:
-            try:
-                began = datetime.fromisoformat(ev.at).timestamp()
-            except ValueError:
-                continue
-    return began
-
-
-_RUN_CLOCK_STARTS = (EventType.TURN_STARTED, EventType.ACTION_APPROVAL_RESOLVED)
-
-
-def _error(call: ActionCall, message: str) -> ActionResult:
-    return ActionResult(
-        call_id=call.call_id, tool_name=call.tool_name, is_error=True, error=message
-    )
-
-
-def _result(call: ActionCall, outcome: Outcome) -> ActionResult:
-    return ActionResult(
-        call_id=call.call_id,
-        tool_name=call.tool_name,
-        is_error=outcome.is_error,
-        result=outcome.result,
-        error=outcome.error,
-        duration_ms=outcome.duration_ms,
-    )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentkit.engine.fold import TurnState
-from agentkit.engine.recorder import Recorder
+from agentkit.engine.folds.conversation import TurnState
+from agentkit.engine.turn.recorder import Recorder
 from agentkit.events import (
     ActionResult,
     Payload,
@@ -15,6 +15,7 @@ from agentkit.events import (
 
 IN_DOUBT = "interrupted while running; it may have completed; not re-run"
 NOT_RERUN = IN_DOUBT  # the older name of the same rule
+LOST_TURN = "turn lost: the process running it stopped before the turn finished"
 ABANDONED = "the turn ended before this call was approved; it did not run"
 
 

@@ -1,0 +1,1 @@
+"""Folds over a session's events: the conversation, cost, trajectory, daily use."""

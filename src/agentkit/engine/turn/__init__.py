@@ -1,0 +1,1 @@
+"""One turn: the model loop, its steps, recording, continuing in a new invocation, ending."""
