@@ -56,6 +56,14 @@ def was_resolved(events: Iterable[Event], call_id: str) -> bool:
     )
 
 
+def was_requested(events: Iterable[Event], call_id: str) -> bool:
+    """Whether an approval was ever asked for `call_id`."""
+    return any(
+        ev.type == EventType.ACTION_APPROVAL_REQUESTED and ev.data.get("callId") == call_id
+        for ev in events
+    )
+
+
 async def record_decision(
     rt: AgentRuntime,
     record: SessionRecord,
@@ -77,6 +85,12 @@ async def record_decision(
         if found is None:
             if was_resolved(events, call_id):
                 raise Conflict("this approval was already resolved", code="already_resolved")
+            if was_requested(events, call_id):
+                # Its turn ended first (a follow-up or stop won the race): the call never ran.
+                raise Conflict(
+                    "the turn was interrupted before this approval; the call did not run",
+                    code="turn_interrupted",
+                )
             raise NotFound(f"no pending approval {call_id!r}")
         resolved = ActionApprovalResolved(
             call_id=call_id,

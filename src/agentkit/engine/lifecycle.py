@@ -46,8 +46,16 @@ async def settle(rt: AgentRuntime, record: SessionRecord, *, token_hash: str | N
     status = fold_status_recent(events)
     if status == SessionStatus.AWAITING_APPROVAL:
         await _still_current(rt, record, token_hash)
-        await abandon_parked(rt, record, events)
-        return
+        decided = await abandon_parked(rt, record, events)
+        if not decided:
+            return
+        # A decision landed meanwhile: that turn resumes and runs its approved calls, and
+        # is interrupted after them like any running turn. Dispatching it again is safe (a
+        # second dispatch of a turn does nothing) and sure to start it.
+        for turn_id in decided:
+            await rt.dispatcher.dispatch(record.id, turn_id)
+        events = await store.read(record.id)
+        status = fold_status_recent(events)
     lease = await store.get_lease(record.id)
     if status != SessionStatus.RUNNING and lease is None:
         return
@@ -86,18 +94,28 @@ async def _still_current(rt: AgentRuntime, record: SessionRecord, token_hash: st
         raise Conflict("another follow-up was accepted first", code="session_busy")
 
 
-async def abandon_parked(rt: AgentRuntime, record: SessionRecord, events: list[Event]) -> None:
-    """End a turn parked on approvals as interrupted (its parked calls never ran)."""
+async def abandon_parked(rt: AgentRuntime, record: SessionRecord, events: list[Event]) -> list[str]:
+    """End a turn parked on approvals as interrupted (its parked calls never ran).
+
+    A turn whose every approval was decided is not ended: an approval answered `200`
+    means its call runs (docs/engine.md). Returns those turns, for the caller to interrupt
+    once their approved calls have started."""
     holder = "settle:" + secrets.token_hex(6)
     if not await rt.store.acquire_lease(record.id, holder, rt.lease_ttl):
         raise Conflict("the session is busy", code="session_busy")
+    decided: list[str] = []
     try:
+        # Read again under the lease: a decision may have landed since `events` was read.
+        events = await rt.store.read(record.id)
         for turn_id in open_turns(events):
             state = fold_turn(events, turn_id)
-            if state.parked or state.resumable:
+            if state.resumable:
+                decided.append(turn_id)
+            elif state.parked:
                 await fail_turn(rt.recorder(record, turn_id), state, "turn interrupted")
     finally:
         await rt.store.release_lease(record.id, holder)
+    return decided
 
 
 async def recover_all(rt: AgentRuntime) -> None:

@@ -362,15 +362,16 @@ class TurnRunner:
             needs_approval=entry.needs_approval(value),
         )
 
-    async def run_calls(self, plans: list[_Planned]) -> None:
+    async def run_calls(self, plans: list[_Planned], *, decided: bool = False) -> None:
         """Run calls concurrently; each result is recorded as soon as it is known.
 
         An interrupt while they run sets `ctx.cancelled`, gives them `stop_grace` seconds,
-        then cancels the rest (their results: in doubt) and ends the turn interrupted."""
+        then cancels the rest (their results: in doubt) and ends the turn interrupted.
+        Calls a human `decided` on start even when an interrupt came first."""
         if not plans:
             return
         self.progressed = True
-        if await self.d.interrupted():
+        if not decided and await self.d.interrupted():
             await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
 
@@ -552,9 +553,9 @@ class TurnRunner:
             plans.append(planned)
         self.state.pending.clear()
         self.open.update((p.call.call_id, p.call) for p in plans)
-        if await self.d.interrupted():
-            await self.emit(*[_error(p.call, "turn interrupted") for p in plans])
-            raise TurnInterrupted()
+        # No interrupt check here: an approval answered 200 means its call runs. A stop or
+        # follow-up that came meanwhile ends the turn once the calls are under way (they
+        # get `stop_grace` like any running call), never before they start.
         # Durable before the first decided call runs: after a crash from here on, a call
         # without a result may have run, so it is answered in doubt and never run again.
         started = [
@@ -564,7 +565,7 @@ class TurnRunner:
         ]
         if started:
             await self.emit(*started)
-        await self.run_calls(plans)
+        await self.run_calls(plans, decided=True)
 
     # ---- endings -------------------------------------------------------------------
 
