@@ -137,3 +137,13 @@ async def test_a_malformed_key_is_a_400(harness: Harness, key: str) -> None:
     with pytest.raises(InvalidIdempotencyKey) as refused:
         await once(harness.store, Counting(), key)
     assert refused.value.status == 400
+
+
+async def test_the_kept_answer_does_not_show_the_live_token(harness: Harness) -> None:
+    # The store keeps only hashes of live tokens; the answer it keeps for a replay is
+    # sealed with a key derived from the caller's Idempotency-Key, which it never stores.
+    await once(harness.store, Counting(), "k-7")
+    kept = await harness.reopen().get_claim(record_key("alice", "k-7"))
+    assert kept is not None and kept.detail is not None
+    assert "http:new" not in kept.detail and "turn_1" not in kept.detail
+    assert "k-7" not in kept.detail

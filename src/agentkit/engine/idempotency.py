@@ -12,7 +12,9 @@ each with a TTL. One record per principal and key:
 
 - `started`, with the request's fingerprint, while the first attempt runs. It lapses
   after `IN_FLIGHT_TTL`, so a retry after a crash mid-request runs it afresh;
-- `done`, with the fingerprint and the answer, for `REPLAY_TTL` (24 h);
+- `done`, with the fingerprint and the answer, for `REPLAY_TTL` (24 h). The answer carries
+  a live continuation token, so it is sealed with a key derived from the principal and the
+  caller's key (`engine.sealed`); the store keeps the key only as a hash;
 - removed when the request failed with an error (nothing was accepted, so a retry may run
   it again).
 """
@@ -27,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
 from agentkit.errors import BadRequest, Conflict, HttpError
 from agentkit.store.base import Claim
 
@@ -53,7 +56,8 @@ REPLAY_TTL = 24 * 3600.0
 # retry after a crash mid-request is not turned away for long.
 IN_FLIGHT_TTL = 300.0
 MAX_KEY_CHARS = 255
-# A recorded answer stays well inside one DynamoDB item (400 KB).
+# A recorded answer, sealed (a third larger), stays inside a claim's detail on DynamoDB
+# (100 000 characters) and well inside one item (400 KB).
 MAX_REPLAY_CHARS = 64_000
 
 
@@ -145,18 +149,24 @@ async def run_once(
     nothing; one with another fingerprint gets `IdempotencyKeyReused`; one while the first
     still runs gets `IdempotencyKeyInUse`."""
     stored = record_key(principal_id, validate_header_key(key))
+    # The answer holds a live token: it is sealed with a key only the caller can present.
+    secret = sealing_key("idempotent answer", principal_id, key)
     for _ in range(3):
         if await store.claim(stored, IN_FLIGHT_TTL):
-            return await _run_first(store, stored, request_fingerprint, run), False
+            return await _run_first(store, stored, request_fingerprint, secret, run), False
         claim = await store.get_claim(stored)
         if claim is None:
             continue  # it lapsed or was released between the two reads: claim again
-        return _replay(claim, request_fingerprint), True
+        return _replay(claim, request_fingerprint, secret), True
     raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
 
 
 async def _run_first(
-    store: ClaimStore, stored: str, request_fingerprint: str, run: Callable[[], Awaitable[Answer]]
+    store: ClaimStore,
+    stored: str,
+    request_fingerprint: str,
+    secret: bytes,
+    run: Callable[[], Awaitable[Answer]],
 ) -> Answer:
     await store.settle_claim(
         stored, "started", IN_FLIGHT_TTL, detail=json.dumps({"fingerprint": request_fingerprint})
@@ -168,14 +178,14 @@ async def _run_first(
         with contextlib.suppress(Exception):
             await store.release_claim(stored)
         raise
-    record: dict[str, Any] = {
-        "fingerprint": request_fingerprint,
-        "status": answer.status,
-        "body": answer.body,
-    }
-    detail = json.dumps(record, separators=(",", ":"), default=str)
-    if len(detail) > MAX_REPLAY_CHARS:
+    recorded = json.dumps(
+        {"status": answer.status, "body": answer.body}, separators=(",", ":"), default=str
+    )
+    if len(recorded) > MAX_REPLAY_CHARS:
         detail = json.dumps({"fingerprint": request_fingerprint, "tooLarge": True})
+    else:
+        sealed = seal(secret, recorded)
+        detail = json.dumps({"fingerprint": request_fingerprint, "sealed": sealed})
     try:
         await store.settle_claim(stored, "done", REPLAY_TTL, detail=detail)
     except Exception:
@@ -185,7 +195,7 @@ async def _run_first(
     return answer
 
 
-def _replay(claim: Claim, request_fingerprint: str) -> Answer:
+def _replay(claim: Claim, request_fingerprint: str, secret: bytes) -> Answer:
     try:
         record = json.loads(claim.detail) if claim.detail else {}
     except ValueError:
@@ -202,4 +212,10 @@ def _replay(claim: Claim, request_fingerprint: str) -> Answer:
         raise IdempotencyResponseTooLarge(
             "the request with this Idempotency-Key ran, but its answer was too large to replay"
         )
-    return Answer(int(record["status"]), record.get("body"))
+    try:
+        answer = json.loads(open_sealed(secret, str(record.get("sealed", ""))))
+        return Answer(int(answer["status"]), answer.get("body"))
+    except (SealBroken, ValueError, KeyError, TypeError):
+        # Only the same principal and key reach this record, so it opens; anything else
+        # is a damaged record, which must not be answered as if the request never ran.
+        raise IdempotencyKeyInUse("the record of this Idempotency-Key is unreadable") from None
