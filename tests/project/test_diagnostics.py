@@ -127,6 +127,11 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "schedule.empty_prompt",
         "agent/schedules/x.md",
     ),
+    "schedule with an unknown catch_up": (
+        {"agent/schedules/x.md": "---\ncron: '0 9 * * *'\ncatch_up: replay\n---\n\nReport.\n"},
+        "schedule.invalid_catch_up",
+        "agent/schedules/x.md",
+    ),
     "skill directory without description": (
         {"agent/skills/s/SKILL.md": "# Steps\n"},
         "skill.missing_description",

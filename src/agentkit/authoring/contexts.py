@@ -6,6 +6,7 @@ user code can say what it needs ("Reminders are disabled on this host.").
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -103,6 +104,17 @@ class ToolContext:
     @property
     def logger(self) -> logging.Logger:
         return self.host.logger
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key for this one call, to pass to an external API that takes one (Stripe,
+        GitHub, most payment APIs), so that running the call again cannot repeat its
+        effect. It depends only on the session and the call id, which is recorded before
+        the call starts, so it is the same in every process that runs this call: after a
+        crash, a restart or a Lambda retry."""
+        scope = self.session.id if self.session is not None else "direct"
+        raw = f"{scope}\0{self.call_id}".encode("utf-8", "surrogatepass")
+        return "agentkit-" + hashlib.sha256(raw).hexdigest()[:40]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any
 from agentkit.engine.folds.pending_approvals import (
     arguments_digest,
     pending_approvals,
+    was_requested,
     was_resolved,
 )
 from agentkit.engine.ports import SessionPorts
@@ -44,6 +45,12 @@ async def record_decision(
         if found is None:
             if was_resolved(events, call_id):
                 raise Conflict("this approval was already resolved", code="already_resolved")
+            if was_requested(events, call_id):
+                # Its turn ended first (a follow-up or stop won the race): the call never ran.
+                raise Conflict(
+                    "the turn was interrupted before this approval; the call did not run",
+                    code="turn_interrupted",
+                )
             raise NotFound(f"no pending approval {call_id!r}")
         resolved = ActionApprovalResolved(
             call_id=call_id,

@@ -314,7 +314,9 @@ class AgentRuntime:
         events = await self.store.read(record.id)
         status = fold_status(events)
         if status == SessionStatus.AWAITING_APPROVAL:
-            await abandon_parked(self.ports, record, events)
+            # A turn decided meanwhile resumes and runs its approved calls, then stops.
+            for turn_id in await abandon_parked(self.ports, record, events):
+                await self.interrupt(record.id, turn_id)
             return True
         if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
             return False

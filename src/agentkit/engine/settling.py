@@ -46,8 +46,16 @@ async def settle(
     status = fold_status_recent(events)
     if status == SessionStatus.AWAITING_APPROVAL:
         await _still_current(ports, record, token_hash)
-        await abandon_parked(ports, record, events)
-        return
+        decided = await abandon_parked(ports, record, events)
+        if not decided:
+            return
+        # A decision landed meanwhile: that turn resumes and runs its approved calls, and
+        # is interrupted after them like any running turn. Dispatching it again is safe (a
+        # second dispatch of a turn does nothing) and sure to start it.
+        for turn_id in decided:
+            await ports.dispatcher.dispatch(record.id, turn_id)
+        events = await store.read(record.id)
+        status = fold_status_recent(events)
     lease = await store.get_lease(record.id)
     if status != SessionStatus.RUNNING and lease is None:
         return
@@ -88,18 +96,30 @@ async def _still_current(
         raise Conflict("another follow-up was accepted first", code="session_busy")
 
 
-async def abandon_parked(ports: SessionPorts, record: SessionRecord, events: list[Event]) -> None:
-    """End a turn parked on approvals as interrupted (its parked calls never ran)."""
+async def abandon_parked(
+    ports: SessionPorts, record: SessionRecord, events: list[Event]
+) -> list[str]:
+    """End a turn parked on approvals as interrupted (its parked calls never ran).
+
+    A turn whose every approval was decided is not ended: an approval answered `200`
+    means its call runs (docs/engine.md). Returns those turns, for the caller to interrupt
+    once their approved calls have started."""
     holder = "settle:" + secrets.token_hex(6)
     if not await ports.store.acquire_lease(record.id, holder, ports.lease_ttl):
         raise Conflict("the session is busy", code="session_busy")
+    decided: list[str] = []
     try:
+        # Read again under the lease: a decision may have landed since `events` was read.
+        events = await ports.store.read(record.id)
         for turn_id in open_turns(events):
             state = fold_turn(events, turn_id)
-            if state.parked or state.resumable:
+            if state.resumable:
+                decided.append(turn_id)
+            elif state.parked:
                 await fail_turn(ports.recorder(record, turn_id), state, "turn interrupted")
     finally:
         await ports.store.release_lease(record.id, holder)
+    return decided
 
 
 async def give_back_token(store: Store, session_id: str, new_hash: str, old_hash: str) -> None:

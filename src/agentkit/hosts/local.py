@@ -36,6 +36,7 @@ from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
 from agentkit.hooks import LocalHookFanout, load_hooks
 from agentkit.project.bundle import AgentBundle
+from agentkit.scheduling.catch_up import SlotLedger, describe_schedules
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import (
     ScheduleDispatcher,
@@ -121,7 +122,7 @@ class LocalHost:
             self.runtime, definitions=bundle, host=self.services, channels=self.channels
         )
         self.schedule_runner = (
-            ScheduleRunner(self.schedules, self.timer)
+            ScheduleRunner(self.schedules, self.timer, SlotLedger(self.store))
             if fire_schedules and self.timer is not None
             else None
         )
@@ -216,6 +217,15 @@ class LocalHost:
     async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
         """Fire a schedule now, exactly once, through the production path."""
         return await self.schedules.dispatch_schedule(schedule_id)
+
+    async def list_schedules(self) -> list[dict[str, Any]]:
+        """Every schedule with its next slot and the slots it missed (`GET /v1/dev/schedules`)."""
+        runner = self.schedule_runner
+        return await describe_schedules(
+            self.schedules.schedules,
+            SlotLedger(self.store),
+            runner.next_slots() if runner is not None else {},
+        )
 
     async def dispatch_reminder(self, reminder_id: str) -> dict[str, Any]:
         """Fire a reminder now, by hand."""

@@ -39,6 +39,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "schedule.invalid_cron": ("error", "a schedule's cron expression is invalid"),
     "schedule.cron_not_on_aws": ("warning", "a schedule's cron runs locally but not on AWS"),
     "schedule.empty_prompt": ("error", "a markdown schedule has no prompt"),
+    "schedule.invalid_catch_up": ("error", "a schedule's catch_up is not skip, once or all"),
     "subagent.missing_description": ("error", "a subagent has no description"),
     "subagent.missing_instructions": ("error", "a subagent has no instructions"),
     "subagent.ignored_folder": ("warning", "a subagent folder that is ignored"),

@@ -115,6 +115,8 @@ class ScheduleSpec(_Model):
     prompt: str | None = None
     ref: CodeRef | None = None
     source: str
+    # What to do with the slots missed while the host was down (docs/schedules.md).
+    catch_up: Literal["skip", "once", "all"] = "once"
 
 
 class HookSpec(_Model):

@@ -303,12 +303,21 @@ def _markdown_schedule(ctx: Ctx, path: Path) -> ScheduleSpec | None:
             "schedule.empty_prompt", ctx.fs.rel(path), "the body (the task prompt) is empty"
         )
         return None
+    catch_up = doc.meta.get("catch_up", "once")
+    if catch_up not in ("skip", "once", "all"):
+        ctx.diag.add(
+            "schedule.invalid_catch_up",
+            ctx.fs.rel(path),
+            f'catch_up must be "skip", "once" or "all", not {catch_up!r}',
+        )
+        return None
     return ScheduleSpec(
         id=path.stem,
         cron=str(cron).strip(),
         kind="markdown",
         prompt=doc.body,
         source=ctx.fs.rel(path),
+        catch_up=catch_up,
     )
 
 
@@ -326,4 +335,5 @@ def _py_schedule(ctx: Ctx, path: Path) -> ScheduleSpec | None:
         prompt=schedule.markdown,
         ref=ref,
         source=ref.path,
+        catch_up=schedule.catch_up,
     )

@@ -35,7 +35,7 @@ def unknown_keyword(key: str, known: Iterable[str]) -> str:
 
 
 # The frontmatter keys agentkit reads; a skill also keeps the Agent Skills format's own keys.
-SCHEDULE_KEYS = ("cron",)
+SCHEDULE_KEYS = ("cron", "catch_up")
 SKILL_KEYS = ("name", "description", "license", "allowed-tools", "metadata", "compatibility")
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices
+from agentkit.scheduling.catch_up import SlotLedger, describe_schedules
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import (
     ScheduleDispatcher,
@@ -49,8 +50,9 @@ class LocalScheduling:
         self.host = host or HostServices()
         self.timer = LocalTimer(clock, self._on_fire)
         self.dispatcher = ScheduleDispatcher(service, definitions=definitions, host=self.host)
+        self.ledger = SlotLedger(store)
         self.runner: ScheduleRunner | None = (
-            ScheduleRunner(self.dispatcher, self.timer)
+            ScheduleRunner(self.dispatcher, self.timer, self.ledger)
             if schedules_enabled(dev=dev, no_schedules=not schedules)
             else None
         )
@@ -77,6 +79,11 @@ class LocalScheduling:
     async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]:
         """Fire one schedule now, exactly once (the dev route and `handle.dispatch_schedule`)."""
         return await self.dispatcher.dispatch_schedule(schedule_id)
+
+    async def list_schedules(self) -> list[dict[str, Any]]:
+        """Every schedule with its next slot and the slots it missed."""
+        slots = self.runner.next_slots() if self.runner is not None else {}
+        return await describe_schedules(self.dispatcher.schedules, self.ledger, slots)
 
     async def dispatch_reminder(self, reminder_id: str) -> dict[str, Any]:
         """Fire one reminder now (the dev route and `handle.dispatch_reminder`)."""

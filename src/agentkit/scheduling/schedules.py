@@ -10,9 +10,10 @@
   that key points at (or starts one bound to the key), otherwise it starts a chat session
   on that channel. The session ids it touched are returned as `sessionIds`.
 
-`ScheduleRunner` arms every schedule on its cron cadence for `agentkit serve`. It computes
-each next firing from the time it starts, so firings missed while the server was down are
-skipped, never replayed in a burst.
+`ScheduleRunner` arms every schedule on its cron cadence for `agentkit serve`. With a
+`SlotLedger` it keeps each schedule's last fired slot in the store, and on start deals with
+the slots missed while the server was down by the schedule's `catch_up` policy (see
+`scheduling.catch_up`): each is recorded, and at most `CATCH_UP_CAP` are fired.
 """
 
 # Coverage is below 80%: schedules are tested through the local timer and `--dev`
@@ -35,6 +36,7 @@ from agentkit.cron.standard import next_fire, validate_cron
 from agentkit.engine.service import AgentService
 from agentkit.errors import HttpError, NotFound
 from agentkit.project.manifest import CodeRef, ScheduleSpec
+from agentkit.scheduling.catch_up import SlotLedger, missed_slots, slots_to_fire
 from agentkit.scheduling.timer import Timer, schedule_key, split_key
 from agentkit.sessions import Principal
 
@@ -267,9 +269,14 @@ class ScheduleDispatcher:
 class ScheduleRunner:
     """Arms every valid schedule on its cadence and fires it through the dispatcher."""
 
-    def __init__(self, dispatcher: ScheduleDispatcher, timer: Timer) -> None:
+    def __init__(
+        self, dispatcher: ScheduleDispatcher, timer: Timer, ledger: SlotLedger | None = None
+    ) -> None:
         self._dispatcher = dispatcher
         self._timer = timer
+        # Where fired slots are kept, so slots missed while the host was down are caught
+        # up on the next start (`scheduling.catch_up`); None: they are skipped.
+        self._ledger = ledger
         self._slots: dict[str, datetime] = {}
         # (schedule id, slot) of recent firings, newest last; bounded for long-lived servers.
         self.history: deque[tuple[str, datetime]] = deque(maxlen=1000)
@@ -277,7 +284,8 @@ class ScheduleRunner:
         self.failures: deque[tuple[str, str]] = deque(maxlen=1000)
 
     async def start(self) -> None:
-        """Arm each schedule at its next slot after now (missed slots are not replayed)."""
+        """Arm each schedule at its next slot after now, after catching up the slots it
+        missed since it last fired (its `catch_up` policy)."""
         now = self._timer.clock.now()
         for spec in self._dispatcher.schedules:
             problem = validate_cron(spec.cron)
@@ -285,6 +293,39 @@ class ScheduleRunner:
                 log.error("schedule %s not armed: %s", spec.id, problem)
                 continue
             await self._arm(spec.id, spec.cron, now)
+            await self._catch_up(spec, now)
+
+    async def _catch_up(self, spec: ScheduleSpec, now: datetime) -> None:
+        if self._ledger is None:
+            return
+        try:
+            ledger = await self._ledger.load(spec.id)
+            if ledger.last_slot is None:
+                # First start: nothing was missed, but the start is where counting begins.
+                await self._ledger.fired(spec.id, now)
+                return
+            missed, total = missed_slots(spec.cron, ledger.last_slot, now)
+            if not missed:
+                return
+            chosen = slots_to_fire(spec.catch_up, missed)
+            await self._ledger.note_missed(spec.id, missed, total, chosen, spec.catch_up, now)
+        except Exception:
+            log.exception("schedule %s: its missed slots could not be read", spec.id)
+            return
+        for slot in chosen:
+            await self._dispatch(spec.id, slot)
+
+    async def _dispatch(self, schedule_id: str, slot: datetime) -> None:
+        self.history.append((schedule_id, slot))
+        try:
+            result = await self._dispatcher.dispatch_schedule(schedule_id)
+            log.info("schedule %s fired: %s", schedule_id, result["sessionIds"])
+        except ScheduleHandlerError as exc:
+            self.failures.append((schedule_id, exc.message or exc.code))
+            log.error("schedule %s: its handler failed", schedule_id, exc_info=exc.__cause__)
+        except Exception as exc:
+            self.failures.append((schedule_id, f"{type(exc).__name__}: {exc}"))
+            log.exception("schedule %s could not be fired", schedule_id)
 
     async def stop(self) -> None:
         for schedule_id in list(self._slots):
@@ -304,18 +345,14 @@ class ScheduleRunner:
             log.warning("schedule %s fired but is no longer in the manifest", schedule_id)
             return
         now = self._timer.clock.now()
-        self.history.append((schedule_id, slot or now))
         # Arm the next slot before running, so a slow firing cannot make the next one late.
         await self._arm(schedule_id, spec.cron, max(now, slot) if slot else now)
-        try:
-            result = await self._dispatcher.dispatch_schedule(schedule_id)
-            log.info("schedule %s fired: %s", schedule_id, result["sessionIds"])
-        except ScheduleHandlerError as exc:
-            self.failures.append((schedule_id, exc.message or exc.code))
-            log.error("schedule %s: its handler failed", schedule_id, exc_info=exc.__cause__)
-        except Exception as exc:
-            self.failures.append((schedule_id, f"{type(exc).__name__}: {exc}"))
-            log.exception("schedule %s could not be fired", schedule_id)
+        if self._ledger is not None:
+            try:
+                await self._ledger.fired(schedule_id, slot or now)
+            except Exception:
+                log.exception("schedule %s: its fired slot could not be recorded", schedule_id)
+        await self._dispatch(schedule_id, slot or now)
 
     async def _arm(self, schedule_id: str, cron: str, after: datetime) -> None:
         slot = next_fire(cron, after)

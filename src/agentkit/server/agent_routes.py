@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from starlette.responses import Response
 
 from agentkit.errors import BadRequest, Forbidden, NotFound
 from agentkit.project.manifest import Manifest
 from agentkit.server.http_errors import JSONResponse
+from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
@@ -37,10 +39,14 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         response_model=ToolCallResult,
         response_model_by_alias=True,
         responses={202: {"model": ToolCallPending, "description": "Parked for approval"}},
+        openapi_extra=IDEMPOTENT_ROUTE,
     )
     async def call_tool(
-        tool_name: Annotated[str, Path(max_length=200)], body: ToolCallBody, caller: Caller
-    ) -> ToolCallResult | JSONResponse:
+        request: Request,
+        tool_name: Annotated[str, Path(max_length=200)],
+        body: ToolCallBody,
+        caller: Caller,
+    ) -> ToolCallResult | Response:
         """Run a server tool with no model turn (inside a session when `sessionId` is given).
 
         A call that needs approval is refused without a session (403 `approval_required`)
@@ -58,19 +64,23 @@ def tool_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
                 code="agent_execution_tool",
             )
         session_id = known_session_id(body.session_id) if body.session_id else None
-        outcome = await service.call_tool(
-            tool_name, body.input, principal=caller, session_id=session_id
-        )
-        if outcome.pending_approval:
-            pending = ToolCallPending(tool_name=outcome.tool_name, call_id=outcome.call_id)
-            return JSONResponse(pending.model_dump(by_alias=True), status_code=202)
-        return ToolCallResult(
-            tool_name=outcome.tool_name,
-            call_id=outcome.call_id,
-            is_error=outcome.is_error,
-            result=outcome.result,
-            duration_ms=outcome.duration_ms,
-        )
+
+        async def work() -> ToolCallResult | JSONResponse:
+            outcome = await service.call_tool(
+                tool_name, body.input, principal=caller, session_id=session_id
+            )
+            if outcome.pending_approval:
+                pending = ToolCallPending(tool_name=outcome.tool_name, call_id=outcome.call_id)
+                return JSONResponse(pending.model_dump(by_alias=True), status_code=202)
+            return ToolCallResult(
+                tool_name=outcome.tool_name,
+                call_id=outcome.call_id,
+                is_error=outcome.is_error,
+                result=outcome.result,
+                duration_ms=outcome.duration_ms,
+            )
+
+        return await answer_once(request, service, caller, "call_tool", work)
 
     return router
 

@@ -35,6 +35,7 @@ Caller = Annotated[Principal, Depends(admin)]
 DispatchSchedule = Callable[[str], Awaitable[dict[str, Any]]]
 ListReminders = Callable[[], Awaitable[list[Any]]]
 DispatchReminder = Callable[[str], Awaitable[dict[str, Any]]]
+ListSchedules = Callable[[], Awaitable[list[dict[str, Any]]]]
 Ident = Annotated[str, Path(min_length=1, max_length=200)]
 
 
@@ -44,10 +45,17 @@ def create_dev_router(
     dispatch_schedule: DispatchSchedule | None,
     list_reminders: ListReminders | None,
     dispatch_reminder: DispatchReminder | None,
+    list_schedules: ListSchedules | None = None,
     tag: str = "dev",
 ) -> APIRouter:
     """The dev routes over plain callables (None: that feature is absent → 404)."""
     router = APIRouter(prefix=prefix, tags=[tag])
+
+    @router.get("/v1/dev/schedules")
+    async def schedules(caller: Caller) -> dict[str, Any]:
+        """Every schedule: cron, `catchUp`, next and last slot, and the slots it missed."""
+        items = await list_schedules() if list_schedules is not None else []
+        return {"ok": True, "schedules": items}
 
     @router.post("/v1/dev/schedules/{schedule_id}")
     async def fire_schedule(schedule_id: Ident, caller: Caller) -> dict[str, Any]:
@@ -87,10 +95,12 @@ def dev_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     host = mount.host
     dispatch = getattr(host, "dispatch_schedule", None)
     reminders = getattr(host, "reminders", None)
+    listing = getattr(host, "list_schedules", None)
     return create_dev_router(
         prefix=options.base_path(mount.slug),
         dispatch_schedule=dispatch if callable(dispatch) else None,
         list_reminders=reminders.list if reminders is not None else None,
         dispatch_reminder=reminders.dispatch_reminder if reminders is not None else None,
+        list_schedules=listing if callable(listing) else None,
         tag=f"{mount.slug}: dev",
     )

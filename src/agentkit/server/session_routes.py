@@ -16,6 +16,7 @@ from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.http_errors import JSONResponse
+from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import (
@@ -102,33 +103,49 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             trace_url=f"{base}/v1/session/{result.session_id}/events",
         )
 
-    @router.post("/v1/session", response_model=SessionAccepted, response_model_by_alias=True)
+    @router.post(
+        "/v1/session",
+        response_model=SessionAccepted,
+        response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
+    )
     async def start_session(
         request: Request, body: StartSessionBody, caller: Caller
-    ) -> SessionAccepted:
+    ) -> SessionAccepted | Response:
         """Open a chat session; returns as soon as the message is accepted."""
-        result = await service.start_session(
-            body.message, principal=caller, workspace_files=body.workspace_files, source="http"
-        )
-        return accepted(request, result)
+
+        async def work() -> SessionAccepted:
+            result = await service.start_session(
+                body.message, principal=caller, workspace_files=body.workspace_files, source="http"
+            )
+            return accepted(request, result)
+
+        return await answer_once(request, service, caller, "start_session", work)
 
     @router.post(
-        "/v1/session/{session_id}", response_model=SessionAccepted, response_model_by_alias=True
+        "/v1/session/{session_id}",
+        response_model=SessionAccepted,
+        response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
     )
     async def follow_up(
         request: Request, session_id: SessionIdPath, body: FollowUpBody, caller: Caller
-    ) -> SessionAccepted:
+    ) -> SessionAccepted | Response:
         """Continue a chat session; a busy turn is interrupted first. Rotates the token."""
-        result = await service.follow_up(
-            known_session_id(session_id),
-            body.continuation_token,
-            body.message,
-            principal=caller,
-            workspace_files=body.workspace_files,
-            source="http",
-            on_busy=body.on_busy or agent_on_busy(service.manifest),
-        )
-        return accepted(request, result)
+
+        async def work() -> SessionAccepted:
+            result = await service.follow_up(
+                known_session_id(session_id),
+                body.continuation_token,
+                body.message,
+                principal=caller,
+                workspace_files=body.workspace_files,
+                source="http",
+                on_busy=body.on_busy or agent_on_busy(service.manifest),
+            )
+            return accepted(request, result)
+
+        return await answer_once(request, service, caller, "follow_up", work)
 
     @router.get(
         "/v1/session/{session_id}/stream",
@@ -181,14 +198,6 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         )
         return Response(ndjson_lines(recorded), media_type=NDJSON)
 
-    @router.post(
-        "/v1/session/{session_id}/stop", response_model=StopResult, response_model_by_alias=True
-    )
-    async def stop(session_id: SessionIdPath, caller: Caller) -> StopResult:
-        """Interrupt the in-flight turn without sending a message."""
-        stopped = await service.stop(known_session_id(session_id), principal=caller)
-        return StopResult(stopped=stopped)
-
     @router.get(
         "/v1/sessions",
         responses={200: {"model": SessionList}},
@@ -231,8 +240,30 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         )
         return JSONResponse(listed.model_dump(mode="json", by_alias=True))
 
+    _add_stop_route(router, mount)
     _add_approval_routes(router, mount)
     return router
+
+
+def _add_stop_route(router: APIRouter, mount: AgentMount) -> None:
+    service = mount.service
+
+    @router.post(
+        "/v1/session/{session_id}/stop",
+        response_model=StopResult,
+        response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
+    )
+    async def stop(
+        request: Request, session_id: SessionIdPath, caller: Caller
+    ) -> StopResult | Response:
+        """Interrupt the in-flight turn without sending a message."""
+
+        async def work() -> StopResult:
+            stopped = await service.stop(known_session_id(session_id), principal=caller)
+            return StopResult(stopped=stopped)
+
+        return await answer_once(request, service, caller, "stop", work)
 
 
 def _add_approval_routes(router: APIRouter, mount: AgentMount) -> None:
@@ -263,18 +294,24 @@ def _add_approval_routes(router: APIRouter, mount: AgentMount) -> None:
         "/v1/session/{session_id}/approvals/{call_id}",
         response_model=DecisionResult,
         response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
     )
     async def resolve(
+        request: Request,
         session_id: SessionIdPath,
         call_id: Annotated[str, Path(max_length=200)],
         body: Annotated[DecisionBody, Body()],
         caller: Caller,
-    ) -> DecisionResult:
+    ) -> DecisionResult | Response:
         """Approve or deny one parked tool call; the parked turn resumes."""
-        await service.resolve_approval(
-            known_session_id(session_id), call_id, body.decision, principal=caller
-        )
-        return DecisionResult(call_id=call_id, decision=body.decision)
+
+        async def work() -> DecisionResult:
+            await service.resolve_approval(
+                known_session_id(session_id), call_id, body.decision, principal=caller
+            )
+            return DecisionResult(call_id=call_id, decision=body.decision)
+
+        return await answer_once(request, service, caller, "resolve_approval", work)
 
 
 async def _costs(service: AgentService, session_ids: list[str]) -> list[float | None]:

@@ -445,7 +445,7 @@ class SessionOps:
             "state": codec.s(state),
         }
         if detail is not None:
-            item["detail"] = codec.s(detail[:1000])
+            item["detail"] = codec.s(detail[:MAX_CLAIM_DETAIL])
         await self._caller.call("put_item", TableName=self._state, Item=item, estimated_wcu=1.0)
 
     async def release_claim(self, key: str) -> None:
@@ -477,5 +477,9 @@ class SessionOps:
             codec.get_s(item, "detail"),
         )
 
+
+# A claim's detail carries a recorded answer for an idempotent replay (at most 64 000
+# characters); the cap keeps one item well inside DynamoDB's 400 KB.
+MAX_CLAIM_DETAIL = 100_000
 
 _LEASE_NAMES = {"#h": "leaseHolder", "#e": "leaseExpires"}

@@ -6,8 +6,9 @@
   delivers it and re-arms or finishes it.
   Scheduler delivers at least once; its execution id is claimed in the store first (see
   `agentkit.scheduling.claims`): a redelivered firing does nothing, a failed attempt
-  releases its claim and raises so the retry runs it, a crashed one's claim lapses when
-  the function's time is up, and a schedule handler's own error is recorded as such.
+  releases its claim and raises so the retry runs it, a crashed one's claim is taken over
+  by Lambda's retry of it (the same request id) unless the message was already delivered,
+  and a schedule handler's own error is recorded as such.
 - `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
   quiet for longer than the lease TTL, are dispatched again (never started) or failed.
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
@@ -20,6 +21,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from agentkit.aws import schedules as manifest_schedules
@@ -66,7 +68,40 @@ def _fire(event: dict[str, Any], key: str, context: Any) -> dict[str, Any]:
     if not real_execution:  # `sam local invoke` with a placeholder: nothing to claim
         return run(work())
     claim_key = f"scheduler:{execution}"
-    return run(run_claimed(h.store, claim_key, work, timeout=_attempt_timeout(context)))
+    request_id = getattr(context, "aws_request_id", None)
+
+    async def delivered_since(started_at: float) -> bool:
+        return key == "reminderId" and await _reminder_delivered_since(h, ident, started_at)
+
+    return run(
+        run_claimed(
+            h.store,
+            claim_key,
+            work,
+            timeout=_attempt_timeout(context),
+            attempt=request_id if isinstance(request_id, str) and request_id else None,
+            ran_since=delivered_since,
+        )
+    )
+
+
+async def _reminder_delivered_since(h: Any, reminder_id: str, started_at: float) -> bool:
+    """Whether the reminder's conversation got a reminder's message after `started_at`
+    (epoch seconds): an attempt that died after delivering must not deliver it again."""
+    record = await h.reminders.get(reminder_id)
+    session_id = getattr(record, "session_id", None)
+    if not session_id:
+        return False
+    for event in await h.store.read(session_id):
+        if event.type != "message.received" or event.data.get("source") != "reminder":
+            continue
+        try:
+            at = datetime.fromisoformat(event.at.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            continue
+        if at >= started_at - 1.0:  # one second of clock skew between processes
+            return True
+    return False
 
 
 def _attempt_timeout(context: Any) -> float:

@@ -42,6 +42,14 @@ def pending_approvals(events: Iterable[Event]) -> list[PendingApproval]:
     return list(pending.values())
 
 
+def was_requested(events: Iterable[Event], call_id: str) -> bool:
+    """Whether an approval was ever asked for `call_id`."""
+    return any(
+        ev.type == EventType.ACTION_APPROVAL_REQUESTED and ev.data.get("callId") == call_id
+        for ev in events
+    )
+
+
 def was_resolved(events: Iterable[Event], call_id: str) -> bool:
     """Whether a decision for `call_id` is already on record."""
     return any(

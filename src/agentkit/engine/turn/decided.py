@@ -11,10 +11,9 @@ from agentkit.engine.turn.deps import (
     Planned,
     RequestedCall,
     RunningTurn,
-    error_result,
     tool_result,
 )
-from agentkit.errors import RunError, TurnInterrupted
+from agentkit.errors import RunError
 from agentkit.events import ActionCall, ActionStarted
 
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
@@ -51,9 +50,9 @@ async def resume_decided(runner: RunningTurn) -> None:
         plans.append(planned)
     runner.state.pending.clear()
     runner.open.update((p.call.call_id, p.call) for p in plans)
-    if await runner.d.interrupted():
-        await runner.emit(*[error_result(p.call, "turn interrupted") for p in plans])
-        raise TurnInterrupted()
+    # No interrupt check here: an approval answered 200 means its call runs. A stop or
+    # follow-up that came meanwhile ends the turn once the calls are under way (they
+    # get `stop_grace` like any running call), never before they start.
     # Durable before the first decided call runs: after a crash from here on, a call
     # without a result may have run, so it is answered in doubt and never run again.
     started = [
@@ -63,4 +62,4 @@ async def resume_decided(runner: RunningTurn) -> None:
     ]
     if started:
         await runner.emit(*started)
-    await runner.run_calls(plans)
+    await runner.run_calls(plans, decided=True)

@@ -315,15 +315,16 @@ class TurnRunner:
             needs_approval=entry.needs_approval(value),
         )
 
-    async def run_calls(self, plans: list[Planned]) -> None:
+    async def run_calls(self, plans: list[Planned], *, decided: bool = False) -> None:
         """Run calls concurrently; each result is recorded as soon as it is known.
 
         An interrupt while they run sets `ctx.cancelled`, gives them `stop_grace` seconds,
-        then cancels the rest (their results: in doubt) and ends the turn interrupted."""
+        then cancels the rest (their results: in doubt) and ends the turn interrupted.
+        Calls a human `decided` on start even when an interrupt came first."""
         if not plans:
             return
         self.progressed = True
-        if await self.d.interrupted():
+        if not decided and await self.d.interrupted():
             await self.emit(*[error_result(p.call, "turn interrupted") for p in plans])
             raise TurnInterrupted()
 

@@ -1,0 +1,221 @@
+"""Idempotent writes: a request retried with the same `Idempotency-Key` gets its first
+answer back, and nothing is recorded twice.
+
+A caller whose response was lost (a dropped connection, a client timeout, API Gateway's
+29 s limit) holds a continuation token the server already rotated. Retrying the same
+request with the same key returns the original answer, new token included, without
+running it again, so the caller can carry on.
+
+The rules live here once, for every store; a store only provides put-if-absent
+(`claim`), overwrite (`settle_claim`), get (`get_claim`) and delete (`release_claim`),
+each with a TTL. One record per principal and key:
+
+- `started`, with the request's fingerprint, while the first attempt runs. It lapses
+  after `IN_FLIGHT_TTL`, so a retry after a crash mid-request runs it afresh;
+- `done`, with the fingerprint and the answer, for `REPLAY_TTL` (24 h). The answer carries
+  a live continuation token, so it is sealed with a key derived from the principal and the
+  caller's key (`engine.sealed`); the store keeps the key only as a hash;
+- removed when the request failed with an error (nothing was accepted, so a retry may run
+  it again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
+from agentkit.errors import BadRequest, Conflict, HttpError
+from agentkit.store.base import Claim
+
+__all__ = [
+    "IN_FLIGHT_TTL",
+    "MAX_KEY_CHARS",
+    "MAX_REPLAY_CHARS",
+    "REPLAY_TTL",
+    "Answer",
+    "ClaimStore",
+    "IdempotencyKeyInUse",
+    "IdempotencyKeyReused",
+    "IdempotencyResponseTooLarge",
+    "InvalidIdempotencyKey",
+    "fingerprint",
+    "run_once",
+    "validate_header_key",
+]
+
+log = logging.getLogger("agentkit.idempotency")
+
+REPLAY_TTL = 24 * 3600.0
+# Longer than any write takes to answer (a direct tool call included), short enough that a
+# retry after a crash mid-request is not turned away for long.
+IN_FLIGHT_TTL = 300.0
+MAX_KEY_CHARS = 255
+# A recorded answer, sealed (a third larger), stays inside a claim's detail on DynamoDB
+# (100 000 characters) and well inside one item (400 KB).
+MAX_REPLAY_CHARS = 64_000
+
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """The part of the `Store` port this module needs."""
+
+    async def claim(self, key: str, ttl: float) -> bool: ...
+    async def settle_claim(
+        self, key: str, state: str, ttl: float, *, detail: str | None = None
+    ) -> None: ...
+    async def release_claim(self, key: str) -> None: ...
+    async def get_claim(self, key: str) -> Claim | None: ...
+
+
+class IdempotencyKeyReused(HttpError):
+    """The key was used before for a different request."""
+
+    status = 422
+    code = "idempotency_key_reused"
+
+
+class InvalidIdempotencyKey(BadRequest):
+    """The header is empty, too long, or not visible ASCII."""
+
+    code = "invalid_idempotency_key"
+
+
+class IdempotencyKeyInUse(Conflict):
+    """The first request with this key is still running."""
+
+    code = "idempotency_key_in_use"
+
+
+class IdempotencyResponseTooLarge(Conflict):
+    """The request ran, but its answer was too large to keep for a replay."""
+
+    code = "idempotency_response_too_large"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a write answered: an HTTP status and a JSON body."""
+
+    status: int
+    body: Any
+
+
+def validate_header_key(key: str) -> str:
+    """The key unchanged: 1 to 255 visible ASCII characters, else a 400."""
+    if not 0 < len(key) <= MAX_KEY_CHARS or not all(33 <= ord(c) <= 126 for c in key):
+        raise InvalidIdempotencyKey(
+            f"Idempotency-Key must be 1 to {MAX_KEY_CHARS} visible ASCII characters"
+        )
+    return key
+
+
+def fingerprint(route: str, params: dict[str, str], body: Any) -> str:
+    """A digest of what a request asks for: its route, path parameters and JSON body
+    (key order ignored). Two requests with one key must agree on it."""
+    canonical = json.dumps(
+        {"route": route, "params": params, "body": body},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def record_key(principal_id: str, key: str) -> str:
+    """The store key of one principal's idempotency key: another principal's same key is
+    another record."""
+    owner = hashlib.sha256(principal_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"http-idempotency:{owner}:{key}"
+
+
+async def run_once(
+    store: ClaimStore,
+    *,
+    principal_id: str,
+    key: str,
+    request_fingerprint: str,
+    run: Callable[[], Awaitable[Answer]],
+) -> tuple[Answer, bool]:
+    """Run the request once per (principal, key): `(answer, replayed)`.
+
+    A repeat with the same fingerprint gets the recorded answer (`replayed` True) and runs
+    nothing; one with another fingerprint gets `IdempotencyKeyReused`; one while the first
+    still runs gets `IdempotencyKeyInUse`."""
+    stored = record_key(principal_id, validate_header_key(key))
+    # The answer holds a live token: it is sealed with a key only the caller can present.
+    secret = sealing_key("idempotent answer", principal_id, key)
+    for _ in range(3):
+        if await store.claim(stored, IN_FLIGHT_TTL):
+            return await _run_first(store, stored, request_fingerprint, secret, run), False
+        claim = await store.get_claim(stored)
+        if claim is None:
+            continue  # it lapsed or was released between the two reads: claim again
+        return _replay(claim, request_fingerprint, secret), True
+    raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+
+
+async def _run_first(
+    store: ClaimStore,
+    stored: str,
+    request_fingerprint: str,
+    secret: bytes,
+    run: Callable[[], Awaitable[Answer]],
+) -> Answer:
+    await store.settle_claim(
+        stored, "started", IN_FLIGHT_TTL, detail=json.dumps({"fingerprint": request_fingerprint})
+    )
+    try:
+        answer = await run()
+    except BaseException:
+        # Refused or failed: nothing was accepted, so a retry with this key may run it.
+        with contextlib.suppress(Exception):
+            await store.release_claim(stored)
+        raise
+    recorded = json.dumps(
+        {"status": answer.status, "body": answer.body}, separators=(",", ":"), default=str
+    )
+    if len(recorded) > MAX_REPLAY_CHARS:
+        detail = json.dumps({"fingerprint": request_fingerprint, "tooLarge": True})
+    else:
+        sealed = seal(secret, recorded)
+        detail = json.dumps({"fingerprint": request_fingerprint, "sealed": sealed})
+    try:
+        await store.settle_claim(stored, "done", REPLAY_TTL, detail=detail)
+    except Exception:
+        # The write happened; the caller gets its answer. A retry meets the started record
+        # (409 in use) until it lapses.
+        log.exception("a write ran, but its idempotency record could not be kept")
+    return answer
+
+
+def _replay(claim: Claim, request_fingerprint: str, secret: bytes) -> Answer:
+    try:
+        record = json.loads(claim.detail) if claim.detail else {}
+    except ValueError:
+        record = {}
+    if not isinstance(record, dict) or "fingerprint" not in record:
+        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+    if record["fingerprint"] != request_fingerprint:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was used for a different request; use a new key"
+        )
+    if claim.state != "done":
+        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+    if record.get("tooLarge"):
+        raise IdempotencyResponseTooLarge(
+            "the request with this Idempotency-Key ran, but its answer was too large to replay"
+        )
+    try:
+        answer = json.loads(open_sealed(secret, str(record.get("sealed", ""))))
+        return Answer(int(answer["status"]), answer.get("body"))
+    except (SealBroken, ValueError, KeyError, TypeError):
+        # Only the same principal and key reach this record, so it opens; anything else
+        # is a damaged record, which must not be answered as if the request never ran.
+        raise IdempotencyKeyInUse("the record of this Idempotency-Key is unreadable") from None

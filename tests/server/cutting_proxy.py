@@ -1,0 +1,65 @@
+"""A TCP forwarder that loses responses: it forwards the request, waits for the server to
+start answering, then closes the client's connection without passing the answer on. The
+server did the work; the client sees a dropped connection (a lost response)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.fixtures.tcp_forwarder import TcpForwarder
+
+
+class CuttingProxy(TcpForwarder):
+    """While `cutting` is set, every response is dropped; `cut` counts the drops."""
+
+    def __init__(self, target_port: int) -> None:
+        super().__init__(target_port)
+        self.cutting = True
+        self.cut = 0
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self.cutting:
+            await super()._pipe(reader, writer)
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+
+        async def forward_request() -> None:
+            with contextlib.suppress(OSError):
+                while data := await reader.read(65536):
+                    up_writer.write(data)
+                    await up_writer.drain()
+
+        forwarding = asyncio.ensure_future(forward_request())
+        # The first byte of the answer: the server has finished the request.
+        with contextlib.suppress(OSError):
+            await up_reader.read(1)
+        self.cut += 1
+        forwarding.cancel()
+        for w in (writer, up_writer):
+            with contextlib.suppress(OSError):
+                w.close()
+
+
+@pytest.fixture
+def cutting_proxy() -> Iterator[Callable[[int], CuttingProxy]]:
+    """`cutting_proxy(port)`: a response-dropping proxy to a local port, stopped at
+    teardown."""
+    started: list[CuttingProxy] = []
+
+    def factory(target_port: int) -> CuttingProxy:
+        proxy = CuttingProxy(target_port)
+        proxy.start()
+        started.append(proxy)
+        return proxy
+
+    yield factory
+    for proxy in started:
+        proxy.stop()
