@@ -51,7 +51,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 test: setup node-deps
 	$(PYTEST) -q -p no:randomly -n auto --dist worksteal --durations=20
 
-# The same suite in a random order (pytest-randomly; the seed is printed, and
+# The same suite in a random order (pytest-randomly; make echoes the command, seed and all;
 # `make test-random SEED=N` repeats a run): no test may depend on the order it runs in.
 SEED ?= $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 test-random: setup node-deps
