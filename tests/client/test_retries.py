@@ -187,11 +187,6 @@ def test_a_get_is_retried_after_its_answer_was_lost(shared_server: Served) -> No
         proxy.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs the server to answer a repeated Idempotency-Key with its first response "
-    "(`Idempotent-Replayed: true`); until then the retry meets the rotated token (409)",
-)
 def test_a_follow_up_whose_answer_was_lost_is_invisible_to_the_user(
     shared_server: Served,
 ) -> None:
@@ -217,11 +212,6 @@ def test_a_follow_up_whose_answer_was_lost_is_invisible_to_the_user(
         assert messages == ["What is the weather in Paris?", "And in Rome?", "And in Oslo?"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs the server to answer a repeated Idempotency-Key with its first response "
-    "(`Idempotent-Replayed: true`); until then the retried start opens a second session",
-)
 def test_a_start_whose_answer_was_lost_opens_one_session(shared_server: Served) -> None:
     with Client(shared_server.url) as direct:
         before = {s.session_id for s in direct.sessions()}
