@@ -55,6 +55,7 @@ READING_ORDER = (
     "auth",
     "models",
     "engine",
+    "architecture",
     "costs",
     "channels",
     "slack",
