@@ -38,6 +38,8 @@ from agentkit.engine.budget import (
     tokens,
 )
 from agentkit.engine.builtins import TASK, TaskInput
+from agentkit.engine.compaction import ContextKeeper
+from agentkit.engine.context_options import parse_context_options
 from agentkit.engine.continuing import defer_unless_fits, resume_continued, stop_to_continue
 from agentkit.engine.deadline import (
     DEFAULT_MAX_TURN_SECONDS,
@@ -168,6 +170,16 @@ class TurnRunner:
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
         self.session_info = session_info(deps.session)  # what each tool call is told
+        # Fits each step's request into the model's context window (engine.compaction).
+        self.context = ContextKeeper(
+            parse_context_options(options),
+            deps.model,
+            deps.resolve_model,
+            self.prices,
+            deps.events,
+            self.emit,
+            deps.interrupted,
+        )
 
     # ---- recording -----------------------------------------------------------------
 
@@ -260,6 +272,10 @@ class TurnRunner:
             messages=fold_conversation(self.d.events),
             tools=[e.schema() for e in self.d.tools.values()],
         )
+        fitted = await self.context.fit(request)  # may record a `context.compacted`
+        request = fitted.request
+        self.usage = self.usage + fitted.usage
+        self.cost = add_costs(self.cost, fitted.cost_usd)
         sink = RecordingSink(self.emit)
         out = await self.stream(request, sink)
         self.usage = self.usage + out.usage
