@@ -14,8 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.engine.runtime import AgentRuntime
+from agentkit.errors import ModelError
 from agentkit.events import Event
+from agentkit.models.base import (
+    AssistantMessage,
+    Message,
+    ModelChunk,
+    ModelRequest,
+    ToolResultMessage,
+)
 from agentkit.models.test import TestModel
+from agentkit.models.windows import request_tokens
 from agentkit.project.bundle import AgentBundle
 from agentkit.sessions import Principal
 from agentkit.store.base import Store
@@ -66,11 +75,21 @@ def write_agent(root: Path, **agent_options: Any) -> AgentBundle:
 
 
 def runtime(
-    bundle: AgentBundle, store: Store, state: Path, resolver: Callable[[str | None], Any] | None = None
+    bundle: AgentBundle,
+    store: Store,
+    state: Path,
+    model: Any = None,
+    resolver: Callable[[str | None], Any] | None = None,
+    **options: Any,
 ) -> AgentRuntime:
-    model = TestModel()
+    """A runtime over `store` whose every model id is `model` (a `WatchedModel` by default)."""
+    chosen = model if model is not None else WatchedModel()
     return AgentRuntime(
-        bundle, store, model_resolver=resolver or (lambda _id: model), state_root=state
+        bundle,
+        store,
+        model_resolver=resolver or (lambda _id: chosen),
+        state_root=state,
+        **options,
     )
 
 
@@ -99,7 +118,9 @@ async def chat(rt: AgentRuntime, turns: int, on: Chat | None = None) -> Chat:
         await settle(rt)
         turns -= 1
     for n in range(turns):
-        nxt = await rt.follow_up(on.session_id, on.token, f"please lookup topic {n + 1}", principal=ALICE)
+        nxt = await rt.follow_up(
+            on.session_id, on.token, f"please lookup topic {n + 1}", principal=ALICE
+        )
         on.token = nxt.continuation_token
         await settle(rt)
     return on
@@ -115,3 +136,41 @@ async def close(rt: AgentRuntime) -> None:
     d = rt.dispatcher
     if isinstance(d, LocalDispatcher):
         await d.close()
+
+
+class WatchedModel(TestModel):
+    """The test model, remembering every request it was sent (the summary calls too)."""
+
+    __test__ = False
+
+    def __init__(self, fail_summaries: bool = False) -> None:
+        super().__init__()
+        self.requests: list[ModelRequest] = []
+        self.fail_summaries = fail_summaries
+
+    def respond(self, request: ModelRequest) -> list[ModelChunk]:
+        self.requests.append(request)
+        if self.fail_summaries and not request.tools:
+            raise ModelError("the summarizer is down", retryable=False, status=500)
+        return super().respond(request)
+
+    def largest_request(self) -> int:
+        return max(request_tokens(r) for r in self.requests)
+
+
+def unpaired_calls(messages: list[Message]) -> list[str]:
+    """Tool calls without a result right after their step, and results without a call."""
+    problems: list[str] = []
+    open_calls: set[str] = set()
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            problems.extend(f"call {c} never answered" for c in open_calls)
+            open_calls = {c.id for c in m.tool_calls}
+        elif isinstance(m, ToolResultMessage):
+            if m.call_id not in open_calls:
+                problems.append(f"result {m.call_id} without its call")
+            open_calls.discard(m.call_id)
+        else:
+            problems.extend(f"call {c} never answered" for c in open_calls)
+            open_calls = set()
+    return problems

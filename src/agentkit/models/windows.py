@@ -30,11 +30,11 @@ DEFAULT_WINDOW = 128_000
 
 def window_for(table: Mapping[str, int], name: str, default: int = DEFAULT_WINDOW) -> int:
     """The window of model `name` in `table`: the entry with the longest prefix of it."""
-    best = ""
+    best: str | None = None
     for prefix in table:
-        if name.startswith(prefix) and len(prefix) > len(best):
+        if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
             best = prefix
-    return table[best] if best else default
+    return table[best] if best is not None else default
 
 
 def model_window(model: Model) -> int:
