@@ -51,14 +51,14 @@ def turn_ends(events: list[Event]) -> list[str]:
 
 
 # moto answers one request at a time, so 200 turns on DynamoDB take minutes: the default
-# suite runs 20 there (several compactions), the bench run (-m bench) the full 200.
+# suite runs 8 there (two compactions), the bench run (-m bench) the full 200.
 @pytest.mark.slow(reason="hundreds of turns, the shape the issue names")
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(
     ("kind", "turns"),
     [
         ("files", 200),
-        ("dynamodb", 20),
+        ("dynamodb", 8),
         pytest.param("dynamodb", 200, marks=pytest.mark.bench),
     ],
 )
