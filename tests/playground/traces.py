@@ -94,7 +94,12 @@ def every_type() -> list[dict[str, Any]]:
             TURN,
             {"callId": "c2", "subagent": "scribe", "result": "Summed.", "usage": USAGE},
         ),
-        (990, "context.compacted", TURN, {"summary": "The user asked about Paris."}),
+        (
+            990,
+            "context.compacted",
+            TURN,
+            {"throughIndex": 2, "strategy": "summarize", "summary": "The user asked about Paris."},
+        ),
         (995, "ab.paused", None, {"experiment": "tone", "variant": "warm", "reason": "cost"}),
         (1000, "future.thing", TURN, {"anything": True}),
         (1010, "turn.completed", TURN, {"result": "Done.", "usage": USAGE, "costUsd": 0.0012}),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.authoring.context_options import parse_context_options
 from agentkit.costs import parse_budget, parse_prices
 
 
@@ -55,6 +56,11 @@ def define_agent(
     "turn_usd", "session_tokens", "session_usd"}` sets spending limits (see docs/costs.md).
     `max_turn_seconds` (one hour by default) bounds a turn's wall time, across however many
     invocations it spans on a host whose invocations end (see docs/deploy.md).
+
+    `context_window` (tokens) overrides the window the model's provider table gives;
+    `compaction` (`summarize` by default, `window` or `off`), `compact_at` (0.8 of the
+    window), `max_tool_result_tokens` and `compaction_model` say how a conversation that
+    outgrows it is compacted (see docs/engine.md).
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -63,6 +69,7 @@ def define_agent(
         raise ValueError(f"on_busy must be interrupt, queue or reject, not {busy!r}")
     parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
     parse_budget(options.get("budget"))
+    parse_context_options(options)
     limit = options.get("max_turn_seconds")
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0

@@ -40,6 +40,7 @@ class EventType(StrEnum):
     ACTION_APPROVAL_RESOLVED = "action.approval_resolved"
     SUBAGENT_CALLED = "subagent.called"
     SUBAGENT_COMPLETED = "subagent.completed"
+    CONTEXT_COMPACTED = "context.compacted"
 
 
 class Payload(BaseModel):
@@ -286,6 +287,21 @@ class SubagentCompleted(Payload):
     cost_usd: float | None = None
 
 
+class ContextCompacted(Payload):
+    """The model's view of the conversation now starts after event `through_index`: a
+    `summary` of what came before (strategy `summarize`), or nothing (`window`). The
+    events themselves are kept; only the conversation fold reads this."""
+
+    type = EventType.CONTEXT_COMPACTED
+    through_index: int
+    strategy: str  # "summarize" | "window"
+    summary: str | None = None
+    tokens_before: int
+    tokens_after: int
+    usage: Usage | None = None  # of the summary call
+    cost_usd: float | None = None
+
+
 PAYLOADS: dict[str, type[Payload]] = {
     cls.type.value: cls
     for cls in (
@@ -314,6 +330,7 @@ PAYLOADS: dict[str, type[Payload]] = {
         ActionApprovalResolved,
         SubagentCalled,
         SubagentCompleted,
+        ContextCompacted,
     )
 }
 

@@ -38,8 +38,15 @@ from agentkit.models.base import (
     ToolCallChunk,
     UserMessage,
 )
+from agentkit.models.windows import window_for
 
 PROVIDER = "Anthropic"
+# Context windows by model id prefix (see `models.windows`); 1M-token betas are opt-in.
+CONTEXT_WINDOWS: dict[str, int] = {
+    "claude-": 200_000,
+    "claude-2.0": 100_000,
+    "claude-instant": 100_000,
+}
 _CREDENTIALS_HINT = "set ANTHROPIC_API_KEY to a valid key"
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -86,6 +93,11 @@ class AnthropicModel:
     @property
     def id(self) -> str:
         return f"anthropic:{self.model}"
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens (from `CONTEXT_WINDOWS`)."""
+        return window_for(CONTEXT_WINDOWS, self.model)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one step; retryable failures before the first chunk are retried."""

@@ -63,6 +63,9 @@ class ModelRequest:
     messages: list[Message]
     tools: list[ToolSchema] = field(default_factory=list)
     max_tokens: int = 4096
+    # The window the agent declared (`define_agent(context_window=N)`), when it declared
+    # one. Real providers know their own limits; the `test` model enforces this one.
+    context_window: int | None = None
 
 
 # ---- stream -------------------------------------------------------------------------

@@ -44,11 +44,27 @@ from agentkit.models.base import (
     ToolCallChunk,
     UserMessage,
 )
+from agentkit.models.windows import window_for
 
 if TYPE_CHECKING:
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
 
 PROVIDER = "Bedrock"
+# Context windows by model id prefix (see `models.windows`), without the cross-region
+# inference profile's prefix (`us.`, `eu.`, `apac.`, `global.`).
+CONTEXT_WINDOWS: dict[str, int] = {
+    "anthropic.claude": 200_000,
+    "amazon.nova-pro": 300_000,
+    "amazon.nova-lite": 300_000,
+    "amazon.nova-micro": 128_000,
+    "amazon.nova-premier": 1_000_000,
+    "meta.llama3-1": 128_000,
+    "meta.llama3-2": 128_000,
+    "meta.llama3-3": 128_000,
+    "mistral.mistral-large": 128_000,
+    "cohere.command-r": 128_000,
+}
+_PROFILE_PREFIXES = ("us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca.")
 _CREDENTIALS_HINT = (
     "check the AWS credentials (AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
 )
@@ -103,6 +119,16 @@ class BedrockModel:
     @property
     def id(self) -> str:
         return f"bedrock:{self.model}"
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens (from `CONTEXT_WINDOWS`)."""
+        name = self.model
+        for prefix in _PROFILE_PREFIXES:
+            if name.startswith(prefix):
+                name = name[len(prefix) :]
+                break
+        return window_for(CONTEXT_WINDOWS, name)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one step; retryable failures before the first chunk are retried."""

@@ -40,8 +40,21 @@ from agentkit.models.base import (
     ToolCallChunk,
     UserMessage,
 )
+from agentkit.models.windows import window_for
 
 PROVIDER = "OpenAI"
+# Context windows by model id prefix (see `models.windows`).
+CONTEXT_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4": 200_000,
+}
 _CREDENTIALS_HINT = "set OPENAI_API_KEY to a valid key"
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -73,6 +86,11 @@ class OpenAIModel:
     @property
     def id(self) -> str:
         return f"openai:{self.model}"
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens (from `CONTEXT_WINDOWS`)."""
+        return window_for(CONTEXT_WINDOWS, self.model)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one step; retryable failures before the first chunk are retried."""

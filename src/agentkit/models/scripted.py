@@ -32,7 +32,8 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
 )
-from agentkit.models.test import estimate_tokens, request_chars, split_deltas
+from agentkit.models.test import split_deltas
+from agentkit.models.windows import estimate_tokens, request_chars
 
 
 @dataclass(frozen=True, slots=True)

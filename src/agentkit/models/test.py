@@ -13,6 +13,9 @@ The rule, step by step:
 - Otherwise: answer with text derived from the last user message.
 
 Text streams in several deltas. Usage is estimated at one token per four characters.
+
+When the request carries the agent's declared `context_window`, a request estimated past it
+fails as a real provider's "prompt is too long" 400 does: a `ModelError`, not retryable.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ import re
 from collections.abc import AsyncIterator, Sequence
 
 from agentkit.authoring.tools import BUILTIN_TOOL_NAMES
+from agentkit.errors import ModelError
 from agentkit.events import Usage
 from agentkit.models._schema_values import example_arguments, field_words, word_set
 from agentkit.models.base import (
-    AssistantMessage,
     Finish,
     Message,
     ModelChunk,
@@ -42,31 +45,12 @@ from agentkit.models.base import (
     ToolSchema,
     UserMessage,
 )
+from agentkit.models.windows import estimate_tokens, prompt_too_long, request_chars, window_for
 
 BUILTIN_TOOLS = BUILTIN_TOOL_NAMES
+CONTEXT_WINDOWS: dict[str, int] = {"": 200_000}  # one model; as large as a real one
 MAX_CALLS = 3
 _VAGUE_WORDS = word_set("get set list fetch make run do the and for tool with from new add")
-
-
-def estimate_tokens(chars: int) -> int:
-    """About one token per four characters, at least one for anything non-empty."""
-    return math.ceil(chars / 4)
-
-
-def request_chars(request: ModelRequest) -> int:
-    """How many characters a request sends: system prompt, history and tool schemas."""
-    total = len(request.system)
-    for message in request.messages:
-        if isinstance(message, AssistantMessage):
-            total += len(message.text) + len(message.reasoning or "")
-            total += sum(len(c.name) + len(json.dumps(c.arguments)) for c in message.tool_calls)
-        elif isinstance(message, ToolResultMessage):
-            total += len(message.content)
-        else:
-            total += len(message.text)
-    for tool in request.tools:
-        total += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
-    return total
 
 
 def split_deltas(text: str, parts: int = 4) -> list[str]:
@@ -111,6 +95,11 @@ class TestModel:
     def id(self) -> str:
         return self._id
 
+    @property
+    def context_window(self) -> int:
+        """The window of the model id (the `test` model has one, as large as a real one)."""
+        return window_for(CONTEXT_WINDOWS, "")
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one deterministic step for `request`."""
         chunks = self.respond(request)
@@ -122,6 +111,10 @@ class TestModel:
 
     def respond(self, request: ModelRequest) -> list[ModelChunk]:
         """All chunks of the step at once (what `stream` yields, in order)."""
+        input_tokens = estimate_tokens(request_chars(request))
+        window = request.context_window
+        if window is not None and input_tokens > window:
+            raise ModelError(prompt_too_long(input_tokens, window), retryable=False, status=400)
         messages = request.messages
         stop: StopReason
         last = messages[-1] if messages else None
@@ -137,7 +130,7 @@ class TestModel:
             out = [TextDelta(t) for t in split_deltas(reply)]
             stop = "end_turn"
         usage = Usage(
-            input_tokens=estimate_tokens(request_chars(request)),
+            input_tokens=input_tokens,
             output_tokens=max(1, estimate_tokens(_output_chars(out))),
         )
         return [*out, Finish(stop_reason=stop, usage=usage)]

@@ -22,6 +22,11 @@ AGENT_KEYWORDS = (
     "prices",
     "budget",
     "max_turn_seconds",
+    "context_window",
+    "compaction",
+    "compact_at",
+    "max_tool_result_tokens",
+    "compaction_model",
 )
 # Accepted for agents written for other hosts; nothing here reads them.
 AGENT_NO_EFFECT = ("runtime", "cloud", "local")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.costs import add_costs
+from agentkit.engine.folds.compacted_view import TurnEnd, apply_compacted
 from agentkit.engine.folds.incremental import Carried
 from agentkit.events import NO_USAGE, Event, EventType, Usage
 from agentkit.models.base import (
@@ -39,7 +40,15 @@ _RESULTS = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class _Conversation:
-    __slots__ = ("_calls", "_open_calls", "_reasoning", "_signature", "_text", "messages")
+    __slots__ = (
+        "_calls",
+        "_open_calls",
+        "_reasoning",
+        "_signature",
+        "_text",
+        "ends",
+        "messages",
+    )
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -48,6 +57,7 @@ class _Conversation:
         self._signature: str | None = None
         self._calls: list[ToolCall] = []
         self._open_calls: dict[str, str] = {}  # call id -> tool name, awaiting a result
+        self.ends: list[TurnEnd] = []  # where each turn ended: compaction cuts only there
 
     def copy(self) -> _Conversation:
         """An independent copy (the messages themselves are immutable and shared)."""
@@ -60,6 +70,7 @@ class _Conversation:
         )
         other._calls = list(self._calls)
         other._open_calls = dict(self._open_calls)
+        other.ends = list(self.ends)
         return other
 
     def flush(self) -> None:
@@ -81,7 +92,7 @@ class _Conversation:
             self.messages.append(ToolResultMessage(call_id, name, MISSING_RESULT, True))
         self._open_calls.clear()
 
-    def add(self, ev: Event) -> None:
+    def add(self, ev: Event) -> None:  # noqa: C901 - one branch per event type
         t, d = ev.type, ev.data
         if t == EventType.MESSAGE_RECEIVED:
             self.close_calls()
@@ -115,6 +126,9 @@ class _Conversation:
                 self.messages.append(ToolResultMessage(call_id, name, result_text(d.get("result"))))
         elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
             self.close_calls()
+            self.ends.append((ev.index, len(self.messages)))
+        elif t == EventType.CONTEXT_COMPACTED:
+            self.messages, self.ends = apply_compacted(self.messages, self.ends, d)
 
 
 _FOLDS: Carried[_Conversation] = Carried(_Conversation)  # the fold so far: open, never closed
@@ -127,9 +141,15 @@ def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message
     `engine.folds.incremental`): each step of a long conversation folds only the events recorded
     since the step before.
     """
+    return fold_view(events)[0]
+
+
+def fold_view(events: Sequence[Event] | Iterable[Event]) -> tuple[list[Message], list[TurnEnd]]:
+    """`fold_conversation`, with where each whole turn ends in it (event index, message
+    count): the places compaction may cut."""
     out = _FOLDS.over(events).copy()  # closing the open calls must not change the kept state
     out.close_calls()
-    return out.messages
+    return out.messages, out.ends
 
 
 @dataclass(slots=True)
@@ -206,7 +226,9 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
             st.step_open = False
             st.usage = st.usage + _usage(d.get("usage"))
             st.cost_usd = add_costs(st.cost_usd, _cost(d))
-        elif t == EventType.SUBAGENT_COMPLETED:
+        elif t == EventType.SUBAGENT_COMPLETED or (
+            t == EventType.CONTEXT_COMPACTED and "usage" in d  # a summary call was made
+        ):
             st.usage = st.usage + _usage(d.get("usage"))
             st.cost_usd = add_costs(st.cost_usd, _cost(d))
         elif t == EventType.ACTIONS_REQUESTED:

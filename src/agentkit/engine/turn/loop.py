@@ -18,6 +18,7 @@ from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any
 
+from agentkit.authoring.context_options import parse_context_options
 from agentkit.authoring.contexts import ToolContext
 from agentkit.costs import add_costs, agent_prices
 from agentkit.engine.folds.conversation import BUDGET_TOOL, TurnState, fold_conversation
@@ -45,6 +46,7 @@ from agentkit.engine.turn.budget import (
     session_spend,
     tokens,
 )
+from agentkit.engine.turn.compaction import ContextKeeper
 from agentkit.engine.turn.continuation import defer_unless_fits, resume_continued, stop_to_continue
 from agentkit.engine.turn.deadline import (
     DEFAULT_MAX_TURN_SECONDS,
@@ -121,6 +123,16 @@ class TurnRunner:
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
         self.session_info = session_info(deps.session)  # what each tool call is told
+        # Fits each step's request into the model's context window (engine.turn.compaction).
+        self.context = ContextKeeper(
+            parse_context_options(options),
+            deps.model,
+            deps.resolve_model,
+            self.prices,
+            deps.events,
+            self.emit,
+            deps.interrupted,
+        )
 
     # ---- recording -----------------------------------------------------------------
 
@@ -213,6 +225,10 @@ class TurnRunner:
             messages=fold_conversation(self.d.events),
             tools=[e.schema() for e in self.d.tools.values()],
         )
+        fitted = await self.context.fit(request)  # may record a `context.compacted`
+        request = fitted.request
+        self.usage = self.usage + fitted.usage
+        self.cost = add_costs(self.cost, fitted.cost_usd)
         sink = RecordingSink(self.emit)
         out = await self.stream(request, sink)
         self.usage = self.usage + out.usage

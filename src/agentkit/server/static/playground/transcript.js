@@ -199,6 +199,8 @@ const HANDLERS = {
   },
   "context.compacted"(event, data) {
     const bits = ["Context compacted"];
+    if (data.strategy === "window") bits.push("older turns dropped");
+    else if (data.strategy === "summarize") bits.push("older turns summarized");
     if (data.messagesBefore != null && data.messagesAfter != null) bits.push(`${data.messagesBefore} → ${data.messagesAfter} messages`);
     if (data.tokensBefore != null && data.tokensAfter != null) bits.push(`${data.tokensBefore} → ${data.tokensAfter} tokens`);
     const node = this.note(event, bits.join(" · "), "meta compacted");
@@ -207,6 +209,7 @@ const HANDLERS = {
       details.append(el("summary", "", "Summary the model keeps"), renderMarkdown(String(data.summary)));
       node.append(details);
     }
+    if (data.summaryError) node.append(el("div", "error", `The summary failed: ${data.summaryError}`));
   },
   "session.completed"(event, data) {
     const node = this.note(event, "Session completed", "session-end ok");

@@ -1,0 +1,86 @@
+"""A real process killed (`kill -9`) while it compacts a conversation.
+
+`python -m tests.engine.compaction_crash <project> <state> <session> <token>` sends one
+follow-up to a session that has outgrown its window; the summary call touches
+`<state>/summarizing` and then blocks, so the parent can kill the process mid-compaction
+(the rotated continuation token is left in `<state>/token`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agentkit.models.base import ModelChunk, ModelRequest
+from agentkit.project.bundle import AgentBundle
+from agentkit.store.files import FileStore
+
+from .long_chat import ALICE, WatchedModel, runtime, settle
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class BlockingSummaries(WatchedModel):
+    """Answers like the test model, but a summary call signals and then never returns."""
+
+    def __init__(self, marker: Path) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def respond(self, request: ModelRequest) -> list[ModelChunk]:
+        if not request.tools:
+            self.marker.touch()
+            time.sleep(600)  # killed here
+        return super().respond(request)
+
+
+def kill_mid_compaction(project: Path, state: Path, session_id: str, token: str) -> None:
+    """Run the follow-up in a child and `kill -9` it once its summary call began."""
+    marker = state / "summarizing"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.engine.compaction_crash",
+            str(project),
+            str(state),
+            session_id,
+            token,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            if child.poll() is not None:
+                err = child.stderr.read().decode() if child.stderr else ""
+                raise AssertionError(f"the child ended before it compacted: {err}")
+            assert time.monotonic() < deadline, "the child never started compacting"
+            time.sleep(0.01)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        if child.stderr is not None:
+            child.stderr.close()
+
+
+async def _child(project: Path, state: Path, session_id: str, token: str) -> None:
+    model = BlockingSummaries(state / "summarizing")
+    rt = runtime(AgentBundle.discover(project), FileStore(state), state, model, lease_ttl=1.0)
+    accepted = await rt.follow_up(session_id, token, "please lookup the crash", principal=ALICE)
+    (state / "token").write_text(accepted.continuation_token)
+    await settle(rt)
+
+
+if __name__ == "__main__":
+    p, s, sid, tok = sys.argv[1:5]
+    asyncio.run(_child(Path(p), Path(s), sid, tok))
