@@ -24,6 +24,7 @@ from agentkit.authoring.contexts import HostServices
 from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import pending_approvals, record_decision
 from agentkit.engine.arms import enroll
+from agentkit.engine.binding import agent_bound
 from agentkit.engine.busy import OnBusy, accept_when_idle
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
@@ -272,9 +273,15 @@ class AgentRuntime:
         experiments = self.experiments
         paused = await self.ab_paused() if experiments else {}
         arms = enroll(experiments, record.id, principal.id, paused)
+        bound = agent_bound(self.manifest, record.id)
         await self.record(
             record,
-            [draft(started), *(draft(a) for a in arms), draft(received, turn_id=turn_id)],
+            [
+                draft(started),
+                *(draft(a) for a in arms),
+                draft(received, turn_id=turn_id),
+                draft(bound),
+            ],
         )
         try:
             await self.dispatcher.dispatch(record.id, turn_id)
@@ -362,7 +369,9 @@ class AgentRuntime:
         """
         record = await self._find_by_key(channel_id, continuation_key)
         if record is None:
-            raise NotFound(f"no session for {channel_id} key {continuation_key!r}")
+            raise NotFound(
+                f"no session for {channel_id} key {continuation_key!r}", code="session_not_found"
+            )
         if not principal.owns(record):
             raise Forbidden("not the owner of this session")
         if record.mode == "task":
@@ -434,7 +443,7 @@ class AgentRuntime:
         except InvalidId:
             record = None
         if record is None:
-            raise NotFound(f"no session {session_id[:80]!r}")
+            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found")
         if record.mode == "task":
             raise Conflict("task sessions do not accept follow-ups", code="not_followable")
         await self._settle(record)
@@ -548,9 +557,9 @@ class AgentRuntime:
             validate_session_id(session_id)
             record = await self.store.get_session(session_id)
         except InvalidId:
-            raise NotFound(f"no session {session_id[:80]!r}") from None
-        if record is None:
-            raise NotFound(f"no session {session_id!r}")
+            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found") from None
+        if record is None:  # never created, or deleted: the same answer either way
+            raise NotFound(f"no session {session_id!r}", code="session_not_found")
         if not principal.owns(record):
             raise Forbidden("not the owner of this session")
         return record
