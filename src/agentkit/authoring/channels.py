@@ -22,6 +22,7 @@ request belongs to: requests that map to the same key follow up one session.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_type_hints
@@ -116,6 +117,11 @@ class ChannelContext:
     raw_body: bytes = b""
     sessions: ChannelSessions | None = None
 
+    @property
+    def logger(self) -> logging.Logger:
+        """The agent's logger: its lines reach `GET /v1/logs` (and CloudWatch when deployed)."""
+        return self.host.logger
+
 
 @dataclass(frozen=True, slots=True)
 class ChannelEventContext:
@@ -135,6 +141,11 @@ class ChannelEventContext:
     def __post_init__(self) -> None:
         # Like a tool's: the handler sees only reminders of the session's own principal.
         object.__setattr__(self, "host", self.host.for_session(self.session))
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The agent's logger: its lines reach `GET /v1/logs` (and CloudWatch when deployed)."""
+        return self.host.logger
 
 
 @dataclass(frozen=True, slots=True)
