@@ -132,6 +132,33 @@ async def test_invalid_arguments_become_an_error_the_model_corrects(env: Env) ->
     assert events[-2].as_(TurnCompleted).result == "Rome is warm."
 
 
+async def test_an_unknown_argument_key_is_a_tool_error_naming_it(env: Env) -> None:
+    # Dropped silently, `cty` would have left the model believing its call was understood.
+    def corrected(request: ModelRequest) -> Step:
+        last = request.messages[-1]
+        assert isinstance(last, ToolResultMessage) and last.is_error
+        assert "unknown key cty (did you mean city?)" in last.content
+        return Step.tool_calls(call("get_weather", {"city": "Rome"}))
+
+    model = ScriptedModel(
+        [
+            Step.tool_calls(call("get_weather", {"city": "Rome", "cty": "Roma"})),
+            Step.respond(corrected),
+            Step.text("Rome is warm."),
+        ]
+    )
+    rt = env.runtime(model)
+    acc = await rt.start_session("rome", principal=ALICE)
+    await settle(rt)
+    events = await rt.store.read(acc.session_id)
+    results = [e.as_(ActionResult) for e in events if e.type == "action.result"]
+    assert results[0].is_error
+    assert results[0].error == (
+        "invalid tool input: unknown key cty (did you mean city?); the tool takes city"
+    )
+    assert not results[1].is_error and results[1].result["city"] == "Rome"
+
+
 async def test_tool_exception_becomes_an_error_result(env: Env) -> None:
     rt = env.runtime([Step.tool_calls(call("boom", {"reason": "test"})), Step.text("It failed.")])
     acc = await rt.start_session("go", principal=ALICE)

@@ -52,7 +52,7 @@ async def test_a_passing_and_a_failing_case_each_report_what_happened(tmp_path: 
     assert ok.duration_ms >= 0
     # The trace is the session's events: the real engine ran the real tool.
     types = [e.type for e in ok.trials[0].events]
-    assert types[:3] == ["session.started", "message.received", "turn.started"]
+    assert types[:4] == ["session.started", "message.received", "agent.bound", "turn.started"]
     assert "action.result" in types and types[-2:] == ["turn.completed", "session.waiting"]
     assert bad.status == "failed"
     assert len(bad.failures) == 2

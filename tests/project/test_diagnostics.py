@@ -367,6 +367,20 @@ CASES: dict[str, tuple[dict[str, str | bytes], str, str]] = {
         "agent.option_no_effect",
         "agent/agent.py",
     ),
+    "a Field keyword typo": (
+        {
+            "agent/tools/roll.py": (
+                "from pydantic import BaseModel, Field\n"
+                "from agentkit import define_tool\n\n"
+                "class RollInput(BaseModel):\n"
+                "    sides: int = Field(defualt=6)\n\n"
+                "@define_tool(description='Roll a die.')\n"
+                "def roll(input: RollInput, ctx):\n    return 1\n"
+            )
+        },
+        "field.unknown_keyword",
+        "agent/tools/roll.py",
+    ),
     "evals without a config": (
         {"evals/a.eval.py": "from agentkit import define_eval\ncase = define_eval(message='hi')\n"},
         "evals.config_missing",

@@ -102,9 +102,10 @@ async def test_remind_me_in_an_http_chat_wakes_it_after_the_token_rotated(http: 
     assert reminder.continuation_token == f"session:{sid}"
 
     # An ordinary follow-up rotates the token; the old one no longer works.
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     again = await rig.runtime.follow_up(sid, accepted.continuation_token, "Thanks!", principal=BOB)
     assert again.continuation_token != accepted.continuation_token
-    thanked = await rig.wait_for(sid, "message.received", after=4)
+    thanked = await rig.wait_for(sid, "message.received", after=mark)
     await rig.wait_for(sid, "turn.completed", after=thanked.index)
 
     await rig.clock.advance(timedelta(minutes=20))
@@ -150,8 +151,9 @@ async def test_an_http_reminder_into_a_busy_session_interrupts_the_running_turn(
 ) -> None:
     rig = await http.make([Step.text("hi"), slow_step(), Step.text("woke up")], dev=True)
     sid, token = await chat(rig)
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     await rig.runtime.follow_up(sid, token, "Think for a long time.", principal=BOB)
-    await rig.wait_for(sid, "step.started", after=4)
+    await rig.wait_for(sid, "step.started", after=mark)
     reminder = await rig.scheduling.reminders.create(
         purpose="p",
         channel_id="http",
@@ -172,8 +174,9 @@ async def test_a_busy_http_session_makes_the_timer_retry_without_counting_the_ti
 ) -> None:
     rig = await http.make([Step.text("hi"), slow_step(), Step.text("later")])
     sid, token = await chat(rig)
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     await rig.runtime.follow_up(sid, token, "Think.", principal=BOB)
-    await rig.wait_for(sid, "step.started", after=4)
+    await rig.wait_for(sid, "step.started", after=mark)
     rig.runtime.settle_timeout = 0.0  # the running turn gets no time to stop
     reminder = await rig.scheduling.reminders.create(
         purpose="p",

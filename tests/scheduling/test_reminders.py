@@ -254,8 +254,9 @@ async def test_reminder_into_a_busy_session_interrupts_the_running_turn(
     model = ScriptedModel([Step.text("hi"), slow_step(), Step.text("woke up")])
     rig = Rig(project, tmp_path, dev=True, model=model)
     sid = await pr_session(rig)
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     await rig.runtime.follow_up_by_key("github", PR, "Think for a long time.", principal=BOB)
-    await rig.wait_for(sid, "step.started", after=4)
+    await rig.wait_for(sid, "step.started", after=mark)
     reminder = await rig.scheduling.reminders.create(
         purpose="p", channel_id="github", continuation_token=PR, delay="1m", prompt="Wake."
     )
@@ -273,8 +274,9 @@ async def test_reminder_into_a_session_that_will_not_settle_is_409_session_busy(
     model = ScriptedModel([Step.text("hi"), slow_step()])
     rig = Rig(project, tmp_path, dev=True, model=model)
     sid = await pr_session(rig)
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     await rig.runtime.follow_up_by_key("github", PR, "Think for a long time.", principal=BOB)
-    await rig.wait_for(sid, "step.started", after=4)
+    await rig.wait_for(sid, "step.started", after=mark)
     rig.runtime.settle_timeout = 0.0  # the running turn gets no time to stop
     reminder = await rig.scheduling.reminders.create(
         purpose="p", channel_id="github", continuation_token=PR, delay="1m", prompt="Wake."
@@ -295,8 +297,9 @@ async def test_a_busy_session_makes_a_timer_retry_later_without_counting_the_tic
     rig = Rig(project, tmp_path, dev=False, model=model)
     await rig.scheduling.start()
     sid = await pr_session(rig)
+    mark = await rig.store.next_index(sid)  # the follow-up's events come after
     await rig.runtime.follow_up_by_key("github", PR, "Think.", principal=BOB)
-    await rig.wait_for(sid, "step.started", after=4)
+    await rig.wait_for(sid, "step.started", after=mark)
     rig.runtime.settle_timeout = 0.0  # the running turn gets no time to stop
     reminder = await rig.scheduling.reminders.create(
         purpose="p", channel_id="github", continuation_token=PR, delay="5m", prompt="Wake."

@@ -22,6 +22,7 @@ request belongs to: requests that map to the same key follow up one session.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_type_hints
@@ -116,6 +117,11 @@ class ChannelContext:
     raw_body: bytes = b""
     sessions: ChannelSessions | None = None
 
+    @property
+    def logger(self) -> logging.Logger:
+        """The agent's logger: its lines reach `GET /v1/logs` (and CloudWatch when deployed)."""
+        return self.host.logger
+
 
 @dataclass(frozen=True, slots=True)
 class ChannelEventContext:
@@ -135,6 +141,11 @@ class ChannelEventContext:
     def __post_init__(self) -> None:
         # Like a tool's: the handler sees only reminders of the session's own principal.
         object.__setattr__(self, "host", self.host.for_session(self.session))
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The agent's logger: its lines reach `GET /v1/logs` (and CloudWatch when deployed)."""
+        return self.host.logger
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +211,7 @@ class ChannelDefinition:
     continuation: ContinuationRule | None = None
     kind: str = "custom"
     description: str | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    host_extras: Mapping[str, Any] = field(default_factory=dict)  # published as `host.<name>`
     auth: ChannelAuth | None = None  # None: the agent's auth chain applies
     on_busy: OnBusy | None = None  # None: the agent's `on_busy` (interrupt by default)
 
@@ -228,7 +239,7 @@ def define_channel(
     description: str | None = None,
     auth: ChannelAuth | None = None,
     on_busy: OnBusy | None = None,
-    **options: Any,
+    host_extras: Mapping[str, Any] | None = None,
 ) -> ChannelDefinition:
     """Define a channel. Routes are `route(...)` values or `(method, path, handler)` tuples.
 
@@ -238,6 +249,9 @@ def define_channel(
     channel's routes (a webhook verifies a signature instead of a bearer token).
     `on_busy` says what a message to a busy session does: `interrupt` its turn, `queue`
     behind it, or `reject` with 409 `session_busy` (default: the agent's choice).
+    `host_extras={name: service}` publishes services on `host.<name>` for tools and
+    handlers (a pack's API client). Any other keyword is a TypeError, so a typo such as
+    `on_bussy=` is reported where it is made instead of being silently kept.
     """
     built: list[Route] = []
     for r in routes:
@@ -264,7 +278,7 @@ def define_channel(
         continuation=continuation,
         kind=kind,
         description=description,
-        options=dict(options),
+        host_extras=dict(host_extras or {}),
         auth=auth,
         on_busy=on_busy,
     )

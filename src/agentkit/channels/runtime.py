@@ -137,8 +137,7 @@ class ChannelRuntime:
                 if definition is not None:
                     loaded[spec.name] = definition
                     # A pack offers services to tools and handlers (`host.github`).
-                    extras = definition.options.get("host_extras") or {}
-                    for name, service in dict(extras).items():
+                    for name, service in definition.host_extras.items():
                         self.host.extras.setdefault(str(name), service)
             self._loaded = loaded
         return self._loaded

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.engine.arms import enroll
+from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Accepted
@@ -105,9 +106,15 @@ async def start_session(
     experiments = rt.experiments
     paused = await rt.ab_paused() if experiments else {}
     arms = enroll(experiments, record.id, principal.id, paused)
+    bound = agent_bound(rt.manifest, record.id)
     await rt.ports.record(
         record,
-        [draft(started), *(draft(a) for a in arms), draft(payload, turn_id=turn_id)],
+        [
+            draft(started),
+            *(draft(a) for a in arms),
+            draft(payload, turn_id=turn_id),
+            draft(bound),
+        ],
     )
     await dispatch_or_end(rt.ports, record, turn_id)
     return Accepted(record.id, token, turn_id)
@@ -200,7 +207,9 @@ async def follow_up_by_key(
     """
     record = await find_by_key(rt.ports.store, channel_id, continuation_key)
     if record is None:
-        raise NotFound(f"no session for {channel_id} key {continuation_key!r}")
+        raise NotFound(
+            f"no session for {channel_id} key {continuation_key!r}", code="session_not_found"
+        )
     if not principal.owns(record):
         raise Forbidden("not the owner of this session")
     if record.mode == "task":
@@ -223,7 +232,7 @@ async def deliver(rt: Inbox, session_id: str, message: str, *, source: str) -> A
     except InvalidId:
         record = None
     if record is None:
-        raise NotFound(f"no session {session_id[:80]!r}")
+        raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
     await settle(rt.ports, record, rt.settle_timeout)

@@ -373,9 +373,9 @@ class AgentRuntime:
             validate_session_id(session_id)
             record = await self.store.get_session(session_id)
         except InvalidId:
-            raise NotFound(f"no session {session_id[:80]!r}") from None
+            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found") from None
         if record is None:
-            raise NotFound(f"no session {session_id!r}")
+            raise NotFound(f"no session {session_id!r}", code="session_not_found")
         if not principal.owns(record):
             raise Forbidden("not the owner of this session")
         return record

@@ -140,10 +140,15 @@ class SessionFailed(Payload):
 
 
 class AgentBound(Payload):
+    """Once per session: the agent (its slug), the runtime it was bound to, its URLs."""
+
     type = EventType.AGENT_BOUND
     agent_id: str
     model: str | None = None
-    url: str | None = None
+    url: str | None = None  # the session's API path, as `urls["session"]`
+    runtime: str | None = None  # "local" or "lambda"
+    function_name: str | None = None  # on Lambda: the function that bound it
+    urls: dict[str, str] | None = None  # session, stream, events, playground
 
 
 class MessageReceived(Payload):

@@ -11,7 +11,7 @@ from agentkit.project.context import Ctx
 from agentkit.project.frontmatter import first_line
 from agentkit.project.instructions import discover_instructions
 from agentkit.project.manifest import CodeRef, EvalSpec, SkillSpec, SubagentSpec
-from agentkit.project.typos import SKILL_KEYS, warn_unknown_keys
+from agentkit.project.typos import SKILL_KEYS, check_agent_keywords, warn_unknown_keys
 from agentkit.project.validation import SLUG_RE
 
 SKILL_FILE = "SKILL.md"
@@ -171,6 +171,7 @@ def _subagent(ctx: Ctx, folder: Path) -> SubagentSpec | None:
         if found is None:
             return None
         ref, definition = found
+        check_agent_keywords(ctx, agent_py, definition.options)
     description = (definition.description or "").strip() if definition else ""
     if not description:
         ctx.diag.add(

@@ -49,6 +49,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "skill.unknown_key": ("warning", "a skill's frontmatter has a key nothing reads"),
     "agent.unknown_option": ("error", "define_agent was given a keyword it does not know"),
     "agent.option_no_effect": ("warning", "a define_agent keyword that does nothing here"),
+    "field.unknown_keyword": ("warning", "a pydantic Field(...) keyword pydantic does not know"),
     "evals.config_missing": ("error", "evals exist but evals/evals.config.py does not"),
 }
 

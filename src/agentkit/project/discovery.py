@@ -30,7 +30,7 @@ from agentkit.project.surface import (
     discover_schedules,
     discover_tools,
 )
-from agentkit.project.typos import AGENT_KEYWORDS, AGENT_NO_EFFECT, unknown_keyword
+from agentkit.project.typos import check_agent_keywords
 from agentkit.project.validation import slug_problem
 
 # Top-level entries of agent/ and what (if anything) discovers them.
@@ -148,19 +148,6 @@ def _instructions_missing(ctx: Ctx) -> None:
     ctx.diag.add("instructions.missing", path, message)
 
 
-def _check_agent_keywords(ctx: Ctx, options: dict[str, object]) -> None:
-    for key in sorted(options):
-        if key in AGENT_NO_EFFECT:
-            ctx.diag.add(
-                "agent.option_no_effect",
-                "agent/agent.py",
-                f"define_agent({key}=...) has no effect on this host; remove it",
-            )
-        elif key not in AGENT_KEYWORDS:
-            message = unknown_keyword(key, AGENT_KEYWORDS)
-            ctx.diag.add("agent.unknown_option", "agent/agent.py", f"define_agent: {message}")
-
-
 def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
     """The root agent's spec and its inline instructions (if agent.py has them)."""
     path = ctx.agent_dir / "agent.py"
@@ -174,7 +161,7 @@ def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
     if definition is None:
         return AgentSpec(name=name, slug=slug, ref=ref), None
     options = dict(definition.options)
-    _check_agent_keywords(ctx, options)
+    check_agent_keywords(ctx, path, options)
     try:
         options = json.loads(json.dumps(options, sort_keys=True))
     except (TypeError, ValueError) as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,7 +12,11 @@ from agentkit.project.diagnostics import Collector
 from agentkit.project.files import ProjectFS
 from agentkit.project.loader import ModuleScope, module_name_for
 from agentkit.project.manifest import CodeRef
-from agentkit.project.typos import unexpected_keyword_hint
+from agentkit.project.typos import (
+    FIELD_EXTRA_WARNING,
+    field_keyword_typos,
+    unexpected_keyword_hint,
+)
 
 
 def _user_traceback(exc: BaseException, root: Path) -> str:
@@ -34,16 +39,33 @@ class Importer:
 
     def module(self, path: Path) -> ModuleType | None:
         rel = self.fs.rel(path)
-        try:
-            return self.scope.load_file(module_name_for(rel), path)
-        except (Exception, SystemExit) as exc:
-            self.diag.add(
-                "import.failed",
-                rel,
-                f"importing this file raised {type(exc).__name__}: {exc}"
-                f"{unexpected_keyword_hint(exc)}\n" + _user_traceback(exc, self.scope.root),
-            )
-            return None
+        mod: ModuleType | None = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.filterwarnings("always", message=FIELD_EXTRA_WARNING)
+            try:
+                mod = self.scope.load_file(module_name_for(rel), path)
+            except (Exception, SystemExit) as exc:
+                self.diag.add(
+                    "import.failed",
+                    rel,
+                    f"importing this file raised {type(exc).__name__}: {exc}"
+                    f"{unexpected_keyword_hint(exc)}\n" + _user_traceback(exc, self.scope.root),
+                )
+        self._report_warnings(caught, rel)
+        return mod
+
+    def _report_warnings(self, caught: list[warnings.WarningMessage], rel: str) -> None:
+        """Pydantic's unknown-`Field`-keyword warnings become diagnostics; others pass on."""
+        for w in caught:
+            typos = field_keyword_typos(str(w.message))
+            if not typos:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+                continue
+            # The file that called Field(): the imported one, or a module of agent/lib/.
+            path = self.fs.rel(Path(w.filename))
+            path = rel if Path(path).is_absolute() else path
+            for message in typos:
+                self.diag.add("field.unknown_keyword", path, f"line {w.lineno}: {message}")
 
     def single(self, path: Path, kind: type[Any] | tuple[type[Any], ...], what: str) -> Any:
         """Import `path` and return `(CodeRef, definition)` for its one `kind` value.

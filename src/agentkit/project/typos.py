@@ -39,6 +39,23 @@ def unknown_keyword(key: str, known: Iterable[str]) -> str:
     return f"unknown keyword {key}{hint}"
 
 
+def check_agent_keywords(ctx: Any, path: Path, options: Mapping[str, object]) -> None:
+    """An error per unknown `define_agent` keyword, a warning per one with no effect here.
+
+    The same for the root agent and a subagent: both are written with `define_agent`.
+    """
+    for key in sorted(options):
+        if key in AGENT_NO_EFFECT:
+            ctx.diag.add(
+                "agent.option_no_effect",
+                ctx.fs.rel(path),
+                f"define_agent({key}=...) has no effect on this host; remove it",
+            )
+        elif key not in AGENT_KEYWORDS:
+            message = unknown_keyword(key, AGENT_KEYWORDS)
+            ctx.diag.add("agent.unknown_option", ctx.fs.rel(path), f"define_agent: {message}")
+
+
 # The frontmatter keys agentkit reads; a skill also keeps the Agent Skills format's own keys.
 SCHEDULE_KEYS = ("cron", "catch_up")
 SKILL_KEYS = ("name", "description", "license", "allowed-tools", "metadata", "compatibility")
@@ -54,6 +71,28 @@ def warn_unknown_keys(
                 f"keyword {key}", f"frontmatter key {key} (ignored)", 1
             )
             ctx.diag.add(f"{what}.unknown_key", ctx.fs.rel(path), message)
+
+
+# Pydantic warns (a deprecation, hidden by default) and keeps an unknown `Field(defualt=6)`
+# keyword as JSON Schema extra: the default the author meant is silently not set.
+FIELD_EXTRA_WARNING = r"Using extra keyword arguments on `Field`"
+_FIELD_EXTRA_KEYS = re.compile(r"\(Extra keys: ([^)]*)\)")
+
+
+def field_keyword_typos(warning: str) -> list[str]:
+    """For pydantic's unknown-`Field`-keyword warning: one message per keyword; else empty."""
+    match = _FIELD_EXTRA_KEYS.search(warning) if FIELD_EXTRA_WARNING in warning else None
+    if match is None:
+        return []
+    import pydantic  # late: only a project whose import warned pays for the signature
+
+    known = [p for p in inspect.signature(pydantic.Field).parameters if p != "extra"]
+    out = []
+    for key in re.findall(r"'([^']+)'", match.group(1)):
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        out.append(f"Field({key}=...) is not a pydantic Field keyword, so it is ignored{hint}")
+    return out
 
 
 _UNEXPECTED = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")

@@ -1,12 +1,8 @@
 """A custom channel: `POST /v1/channels/drive` with a PR number starts (or continues) a review."""
 
-import logging
-
 from pydantic import BaseModel, Field
 
 from agentkit import ChannelContext, ChannelEventContext, define_channel, route
-
-log = logging.getLogger("pr_review.drive")
 
 
 class DriveBody(BaseModel):
@@ -21,8 +17,9 @@ async def drive(body: DriveBody, ctx: ChannelContext) -> dict[str, str]:
 
 
 def deliver(event: object, ctx: ChannelEventContext) -> None:
-    # A real channel would post the reply back to the code host here.
-    log.info("review reply for session %s: %s", ctx.session.id, getattr(event, "data", {}))
+    # A real channel would post the reply back to the code host here. ctx.logger's lines
+    # reach GET /v1/logs (and CloudWatch when deployed); a logger of our own would not.
+    ctx.logger.info("review reply for session %s: %s", ctx.session.id, getattr(event, "data", {}))
 
 
 channel = define_channel(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import functools
 import hashlib
 import inspect
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from agentkit.authoring.contexts import SessionInfo, ToolContext
@@ -94,6 +95,9 @@ class ToolEntry:
         if not isinstance(arguments, Mapping):
             raise InvalidToolInput("tool input must be a JSON object")
         if self.input_model is not None:
+            unknown = unknown_keys(self.input_model, arguments)
+            if unknown:
+                raise InvalidToolInput(_unknown_message(self.input_model, unknown))
             try:
                 value = self.input_model.model_validate(dict(arguments))
             except ValidationError as exc:
@@ -119,6 +123,39 @@ class ToolEntry:
             except Exception:  # a broken predicate must not let the call through unreviewed
                 return True
         return bool(self.spec.needs_approval)
+
+
+def unknown_keys(model: type[BaseModel], arguments: Mapping[str, Any]) -> list[str]:
+    """The argument keys `model` has no field for (none when it takes extra keys).
+
+    Pydantic drops them silently by default: `{"side": 20}` would roll the default die.
+    """
+    if model.model_config.get("extra") == "allow":
+        return []
+    known: set[str] = set()
+    for name, info in model.model_fields.items():
+        known.add(name)
+        if info.alias:
+            known.add(info.alias)
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        for choice in choices:
+            if isinstance(choice, str):
+                known.add(choice)
+            elif isinstance(choice, AliasPath) and isinstance(choice.path[0], str):
+                known.add(choice.path[0])
+    return sorted(str(k) for k in arguments if k not in known)
+
+
+def _unknown_message(model: type[BaseModel], unknown: list[str]) -> str:
+    fields = [info.alias or name for name, info in model.model_fields.items()]  # as in its schema
+    named = []
+    for key in unknown[:5]:
+        close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
+        named.append(f"{key} (did you mean {close[0]}?)" if close else key)
+    takes = ", ".join(fields) if fields else "no arguments"
+    keys = "unknown keys" if len(unknown) > 1 else "unknown key"
+    return f"invalid tool input: {keys} {', '.join(named)}; the tool takes {takes}"
 
 
 def _validation_message(exc: ValidationError) -> str:
