@@ -8,7 +8,7 @@ import pytest
 from tests.fixtures.http_server import Served
 
 
-@pytest.mark.parametrize("path", ["/docs", "/docs/auth", "/v1/api-docs"])
+@pytest.mark.parametrize("path", ["/docs", "/docs/auth", "/docs/search?q=auth", "/v1/api-docs"])
 def test_docs_pages_carry_the_security_headers(shared_server: Served, path: str) -> None:
     r = httpx.get(shared_server.root_url + path, timeout=30)
     assert r.status_code == 200, r.text
