@@ -231,7 +231,7 @@ class Budget:
     turn_usd: float | None = None
     session_tokens: int | None = None
     session_usd: float | None = None
-    principal_daily_tokens: int | None = None  # per caller per UTC day, HTTP API only
+    principal_daily_tokens: int | None = None  # per caller per UTC day, on every surface
     principal_daily_usd: float | None = None
     # How long a "budget exceeded: continue?" approval waits for an answer before the
     # turn ends as failed (None: DEFAULT_BUDGET_ANSWER_SECONDS). Not a limit itself.

@@ -18,6 +18,7 @@ import pytest
 from agentkit.aws.host import AwsHost
 from agentkit.aws.settings import AwsSettings
 from agentkit.models.scripted import ScriptedModel, Step, call
+from agentkit.server.auth import bearer_principal_id
 from tests.aws.conftest import CapturingDispatcher, FakeContext, load_event
 from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
@@ -390,11 +391,13 @@ def test_a_custom_channel_on_lambda(github_stack: GitHubStack, standin: GitHubSt
     batch = {"Records": stream_records(github_stack)}
     assert hooks.handler(batch, FakeContext()) == {"batchItemFailures": []}
     reported = sorted(c.body["body"] for c in standin.comments(1))
+    # The sessions are the admitted caller's (the bearer token's principal), not the channel's.
+    caller = bearer_principal_id("dev-token")
     assert reported == sorted(
         [
-            "ticket:7 channel:forms: Call the fire brigade.",
-            "ticket:7 channel:forms: Still on it.",
-            f"{task_id} channel:forms: Triaged.",
+            f"ticket:7 {caller}: Call the fire brigade.",
+            f"ticket:7 {caller}: Still on it.",
+            f"{task_id} {caller}: Triaged.",
         ]
     )
     sessions = {s.id: s for s in github_stack.sessions()}

@@ -200,7 +200,9 @@ def comparable(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Events without what differs between two runs of the same turn: ids and timing."""
     out = []
     for e in events:
-        data = {k: v for k, v in e["data"].items() if k != "durationMs"}
+        # agent.bound's URLs name the session.
+        differ = {"durationMs", "url", "urls"} if e["type"] == "agent.bound" else {"durationMs"}
+        data = {k: v for k, v in e["data"].items() if k not in differ}
         out.append({"type": e["type"], "index": e["index"], "data": data})
     return out
 

@@ -34,12 +34,13 @@ def test_route_receive_and_continuation_keys(serve_channels, channel_env) -> Non
         assert other.json()["sessionId"] != sid
 
         listed = {s["sessionId"]: s for s in sessions(client, url)}
-        assert listed[sid]["principal"] == "channel:drive"
+        # Owned by the caller the agent's chain admitted: here the local developer.
+        assert listed[sid]["principal"] == "local"
         assert listed[sid]["channelId"] == "drive"
         assert listed[sid]["continuationKey"] == "pr-7"
         messages = [e["data"] for e in dump(client, url, sid) if e["type"] == "message.received"]
         assert [m["message"] for m in messages] == ["Review pr-7", "Review pr-7 more"]
-        assert {m["principal"] for m in messages} == {"channel:drive"}
+        assert {m["principal"] for m in messages} == {"local"}
 
         # A follow-up over the session API with the channel's key, as the owner (--dev admin).
         follow = client.post(
@@ -84,7 +85,7 @@ def test_task_reply_answers_202_with_a_task_session(serve_channels) -> None:
         )
         started = next(e for e in events if e["type"] == "session.started")
         assert started["data"]["mode"] == "task"
-        assert started["data"]["principal"] == "channel:drive"
+        assert started["data"]["principal"] == "local"
         assert events[1]["data"]["message"] == "Audit the billing code"
 
 
@@ -131,7 +132,7 @@ def test_events_handlers_see_owned_sessions_in_order(serve_channels, channel_env
         assert {row[1] for row in seen} == {sid}
         indexes = [int(row[2]) for row in seen]
         assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
-        assert {row[4] for row in seen} == {"channel:drive"}
+        assert {row[4] for row in seen} == {"local"}
         # The failing handler on step.started is never fatal: the turn completed, later
         # events were still delivered, and the "*" handler still saw step.started.
         assert events[-1]["type"] == "turn.completed"

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentkit.server.auth import bearer_principal_id
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
 from tests.server.helpers import read_stream, start_session, turn_ends
 
@@ -215,8 +216,9 @@ def test_a_tool_driven_by_one_principal_cannot_reach_anothers_reminders(
 def test_channel_handlers_cannot_reach_a_principals_reminders(
     served: Served, alice: httpx.Client, bob: httpx.Client
 ) -> None:
-    """A channel's handlers act for the channel (`channel:<id>`): whoever calls its routes,
-    and whatever its events carry, they never see or cancel a bearer principal's reminders."""
+    """A channel's route handlers act for the caller admitted to the route, and its events
+    handlers for the session's owner: they never see or cancel another principal's
+    reminders, whatever the request or the events carry."""
     url = served.url
     alice_sid = idle_session(alice, url)
     made = tool(alice, url, "remind_in", alice_sid)
@@ -230,7 +232,7 @@ def test_channel_handlers_cannot_reach_a_principals_reminders(
     assert dropped.status_code == 200, dropped.text
     assert dropped.json() == {"found": False, "cancelled": False}
 
-    # The events handler of a channel session sees only the channel's own reminders.
+    # The events handler of the session Bob's request started sees only Bob's reminders.
     started = bob.post(f"{url}/v1/channels/peek/start", json={})
     assert started.status_code == 200, started.text
     seen_log = served.state_root.parent / "peek.ndjson"
@@ -239,7 +241,7 @@ def test_channel_handlers_cannot_reach_a_principals_reminders(
         assert time.monotonic() < deadline, "the channel's events handler never ran"
         time.sleep(0.1)
     [seen] = [json.loads(line) for line in seen_log.read_text().splitlines()]
-    assert seen == {"session": "channel:peek", "ids": []}
+    assert seen == {"session": bearer_principal_id(BOB), "ids": []}
 
     # Alice's reminder is untouched.
     mine = tool(alice, url, "my_reminders", alice_sid)["result"]

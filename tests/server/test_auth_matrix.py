@@ -53,6 +53,7 @@ FILES = {
 # Routes only the local developer may call (docs/auth.md, "Dev mode"): every bearer
 # principal gets 403, whoever owns what.
 ADMIN_ONLY = {
+    ("get", "/v1/dev/schedules"),
     ("post", "/v1/dev/schedules/{schedule_id}"),
     ("get", "/v1/dev/reminders"),
     ("post", "/v1/dev/reminders/{reminder_id}"),

@@ -1,10 +1,13 @@
 """The channel runtime of one agent: `receive`, continuation keys, and route handling.
 
-A channel owns its sessions: they are created with principal `channel:<id>` on channel
-`<id>`, and a continuation key names one conversation within the channel. The runtime is
-framework-free: the server turns an HTTP request into a `ChannelRequest` and answers with
-the `ChannelReply` this module gives back, so the same code serves `agentkit serve` and
-Lambda. Packs (GitHub, Slack) are channels like any other; nothing here knows them.
+A channel's sessions are on channel `<id>`, and a continuation key names one conversation
+within the channel. They are owned by the caller a route admitted through the agent's auth
+chain (a bearer token's principal, say), who is also the one charged for them, or else by
+the channel's own principal `channel:<id>` (a webhook pack's signed deliveries, schedules).
+The runtime is framework-free: the server turns an HTTP request into a `ChannelRequest`
+and answers with the `ChannelReply` this module gives back, so the same code serves
+`agentkit serve` and Lambda. Packs (GitHub, Slack) are channels like any other; nothing
+here knows them.
 """
 
 from __future__ import annotations
@@ -64,8 +67,17 @@ class ChannelReply:
 
 
 def channel_principal(channel_id: str) -> Principal:
-    """The principal that owns every session of a channel."""
+    """The channel's own principal: the owner of the sessions no admitted caller started."""
     return Principal(f"channel:{channel_id}")
+
+
+def route_owner(definition: ChannelDefinition, channel_id: str, admitted: str | None) -> Principal:
+    """Who owns, and pays for, what a route request starts: the caller the agent's auth
+    chain admitted, when the channel has no auth of its own; else the channel itself (what
+    a channel's own `auth` returns names a signer, not a caller of this API)."""
+    if definition.auth is None and admitted and not admitted.startswith("channel:"):
+        return Principal(admitted)
+    return channel_principal(channel_id)
 
 
 @dataclass(slots=True)
@@ -79,17 +91,22 @@ class ChannelSessionsView:
         record = await self.runtime.store.find_session(self.channel_id, continuation_key)
         return record.id if record is not None else None
 
+    async def _owner(self, session_id: str) -> Principal:
+        """The owner of `session_id` when it is one of this channel's sessions (whoever
+        started it: the channel or a caller of its routes); `NotFound` otherwise."""
+        service = self.runtime.service
+        record = await service.get_session(session_id, principal=Principal("channel", admin=True))
+        if record.channel_id != self.channel_id:
+            raise NotFound(f"no session {session_id[:80]!r} on channel {self.channel_id}")
+        return Principal(record.principal or channel_principal(self.channel_id).id)
+
     async def approvals(self, session_id: str) -> list[Any]:
-        return await self.runtime.service.approvals(
-            session_id, principal=channel_principal(self.channel_id)
-        )
+        owner = await self._owner(session_id)
+        return await self.runtime.service.approvals(session_id, principal=owner)
 
     async def read_events(self, session_id: str) -> list[Any]:
-        return list(
-            await self.runtime.service.read_events(
-                session_id, principal=channel_principal(self.channel_id)
-            )
-        )
+        owner = await self._owner(session_id)
+        return list(await self.runtime.service.read_events(session_id, principal=owner))
 
     async def resolve(self, session_id: str, call_id: str, decision: str) -> None:
         if decision not in ("approve", "deny"):
@@ -98,7 +115,7 @@ class ChannelSessionsView:
             session_id,
             call_id,
             "approve" if decision == "approve" else "deny",
-            principal=channel_principal(self.channel_id),
+            principal=await self._owner(session_id),
         )
 
     async def claim(self, key: str, ttl: float = 7 * 86400) -> bool:
@@ -167,12 +184,14 @@ class ChannelRuntime:
         mode: Mode = "chat",
         on_busy: OnBusy | None = None,
         source: str | None = None,
+        owner: Principal | None = None,
     ) -> Accepted:
         """Hand `message` to a channel's conversation `continuation_key`.
 
-        A key not seen before starts a session owned by `channel:<id>`; a bound key
-        continues its session (a busy one per the channel's `on_busy`). `mode="task"`
-        always starts a task session. No key: always a new session.
+        A key not seen before starts a session owned by `owner` (default: the channel's
+        own `channel:<id>`); a bound key continues its session (a busy one per the
+        channel's `on_busy`) for its owner only. `mode="task"` always starts a task
+        session. No key: always a new session.
         """
         channel_id = self.channel_id(channel)
         if not isinstance(message, str) or not message.strip():
@@ -183,7 +202,10 @@ class ChannelRuntime:
             or len(continuation_key) > MAX_KEY_CHARS
         ):
             raise BadRequest(f"a continuation key is 1 to {MAX_KEY_CHARS} characters")
-        owner = channel_principal(channel_id)
+        # The channel itself (a schedule handing work to it, a signed delivery) continues
+        # any session of its own channel; a caller only the sessions they own.
+        acting = owner or Principal(channel_principal(channel_id).id, admin=True)
+        owner = owner or channel_principal(channel_id)
         busy = on_busy or self.channels[channel_id].on_busy or agent_on_busy(self.service.manifest)
         origin = source or channel_id
         if mode == "task" or continuation_key is None:
@@ -199,7 +221,7 @@ class ChannelRuntime:
                         channel_id,
                         continuation_key,
                         message,
-                        principal=owner,
+                        principal=acting,
                         source=origin,
                         on_busy=busy,
                     )
@@ -268,6 +290,7 @@ class ChannelRuntime:
         body = parse_body(route, request.body)
         definition = self.channels[channel_id]
         key = definition.continuation_key(body) if body is not None else None
+        owner = route_owner(definition, channel_id, principal)
 
         async def receive(
             message: str,
@@ -283,6 +306,7 @@ class ChannelRuntime:
                 continuation_key=continuation_key,
                 mode=mode,
                 on_busy=on_busy,
+                owner=owner,
             )
 
         ctx = ChannelContext(
@@ -294,16 +318,18 @@ class ChannelRuntime:
             principal=principal,
             continuation_key=key,
             receive=receive,
-            # Reminders narrowed to the channel's own principal (the owner of every session
-            # it starts): a webhook's payload must not reach other principals' reminders.
-            host=self.host.for_principal(channel_principal(channel_id).id),
+            # Reminders narrowed to the owner of what this request starts: a webhook's
+            # payload or one caller must not reach other principals' reminders.
+            host=self.host.for_principal(owner.id),
             raw_body=request.body,
             sessions=self.sessions(channel_id),
         )
         result = await call_handler(route, body, ctx)
-        return await self.reply(channel_id, result)
+        return await self.reply(channel_id, result, owner)
 
-    async def reply(self, channel_id: str, result: Any) -> ChannelReply:
+    async def reply(
+        self, channel_id: str, result: Any, owner: Principal | None = None
+    ) -> ChannelReply:
         """`{"task": ...}` starts a task session (202); a `ChannelReply` is kept as is."""
         if isinstance(result, ChannelReply):
             return result
@@ -311,7 +337,7 @@ class ChannelRuntime:
             task = result["task"]
             if not isinstance(task, str) or not task.strip():
                 raise BadRequest("a {task} reply needs a non-empty task message")
-            accepted = await self.receive(channel_id, task, mode="task")
+            accepted = await self.receive(channel_id, task, mode="task", owner=owner)
             return ChannelReply(202, {"ok": True, "sessionId": accepted.session_id})
         if isinstance(result, BaseModel):
             return ChannelReply(200, result.model_dump(mode="json", by_alias=True))
@@ -360,4 +386,5 @@ __all__ = [
     "call_handler",
     "channel_principal",
     "parse_body",
+    "route_owner",
 ]

@@ -85,6 +85,35 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-schedules", action="store_true", help="never fire schedules by cron")
     p.add_argument("--state-root", type=Path, metavar="DIR", help="sessions go in DIR/<slug>/")
     p.add_argument("--max-body-bytes", type=int, default=None, metavar="N")
+    limits = p.add_argument_group("stalled clients (see docs/auth.md#stalled-clients)")
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="close a connection whose request head takes longer than S seconds (10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="measure the body rate over windows of S seconds (10)",
+    )
+    limits.add_argument(
+        "--min-body-rate",
+        type=int,
+        default=1024,
+        metavar="B",
+        help="close a connection whose request body arrives slower than B bytes/s (1024)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help="open connections at most (default 1000, or half of ulimit -n if lower)",
+    )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     emulate = p.add_argument_group("the deployed shape, emulated (see docs/deploy.md)")
     emulate.add_argument(
@@ -125,6 +154,22 @@ def _tokens(args: argparse.Namespace) -> list[str] | str:
     return tokens
 
 
+def _limits(args: argparse.Namespace) -> Any:
+    """The connection limits the flags ask for, or what is wrong with them."""
+    from agentkit.hosts.connection_limits import ConnectionLimits, default_max_connections
+
+    limits = ConnectionLimits(
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        min_body_rate=args.min_body_rate,
+        max_connections=(
+            default_max_connections() if args.max_connections is None else args.max_connections
+        ),
+    )
+    problems = limits.problems()
+    return "; ".join(problems) if problems else limits
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -150,13 +195,13 @@ def _serve_local(args: argparse.Namespace) -> int:
     from agentkit.server.options import DEFAULT_MAX_BODY_BYTES, ServerOptions
 
     dirs: list[Path] = args.dirs or [Path(".")]
-    if args.mode == "single" and len(dirs) != 1:
-        print("agentkit serve: --mode single serves exactly one --dir", file=sys.stderr)
-        return 2
-    tokens = _tokens(args)
-    if isinstance(tokens, str):
-        print(f"agentkit serve: {tokens}", file=sys.stderr)
-        return 2
+    single_dir = "--mode single serves exactly one --dir"
+    tokens, limits = _tokens(args), _limits(args)
+    for wrong in (single_dir if args.mode == "single" and len(dirs) != 1 else "", tokens, limits):
+        if isinstance(wrong, str) and wrong:
+            print(f"agentkit serve: {wrong}", file=sys.stderr)
+            return 2
+    assert isinstance(tokens, list)
     bundles = []
     for d in dirs:
         if not d.is_dir():
@@ -225,7 +270,7 @@ def _serve_local(args: argparse.Namespace) -> int:
         sock.close()
         print(f"agentkit serve: {busy}", file=sys.stderr)
         return 1
-    return _serve(app, args, [h.slug for h in hosts], sock)
+    return _serve(app, args, [h.slug for h in hosts], sock, limits)
 
 
 def _report_errors(bundles: list[Any]) -> bool:
@@ -281,8 +326,12 @@ def _claim_state(hosts: list[Any]) -> str | None:
     return None
 
 
-def _serve(app: Any, args: argparse.Namespace, slugs: list[str], sock: socket.socket) -> int:
+def _serve(
+    app: Any, args: argparse.Namespace, slugs: list[str], sock: socket.socket, limits: Any
+) -> int:
     import uvicorn
+
+    from agentkit.hosts.connection_limits import guarded_config, quiet_accept_errors
 
     state = app.state.agentkit
 
@@ -316,8 +365,9 @@ def _serve(app: Any, args: argparse.Namespace, slugs: list[str], sock: socket.so
                     signal.signal(sig, handler)
 
     _loop: asyncio.AbstractEventLoop | None = None
-    config = uvicorn.Config(
+    config = guarded_config(
         app,
+        limits,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
@@ -330,6 +380,7 @@ def _serve(app: Any, args: argparse.Namespace, slugs: list[str], sock: socket.so
     async def main() -> None:
         nonlocal _loop
         _loop = asyncio.get_running_loop()
+        quiet_accept_errors(_loop)
         await server.serve(sockets=[sock])
 
     try:

@@ -314,6 +314,8 @@ def serve_emulated(options: EmulatorOptions, host: str, port: int) -> int:
     """Run the stack and API Gateway's front until SIGINT/SIGTERM."""
     import uvicorn
 
+    from agentkit.hosts.connection_limits import ConnectionLimits, guarded_config
+
     try:
         front_sock = _free_socket(host, port)
     except OSError as exc:
@@ -329,8 +331,10 @@ def serve_emulated(options: EmulatorOptions, host: str, port: int) -> int:
             print(f"agentkit serve: the emulated stack did not start: {exc}", file=sys.stderr)
             await stack.aclose()
             return 1
-        config = uvicorn.Config(
+        # API Gateway's front gets the same guard against stalled clients as `serve`.
+        config = guarded_config(
             stack.gateway(),
+            ConnectionLimits(),
             log_level="warning",
             lifespan="off",
             access_log=False,

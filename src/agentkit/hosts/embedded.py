@@ -166,6 +166,8 @@ class Server:
     async def _running(self, *, quiet_signals: bool) -> AsyncIterator[ServeHandle]:
         import uvicorn
 
+        from agentkit.hosts.connection_limits import ConnectionLimits, guarded_config
+
         bundles = discover(self.dirs)
         failures: list[BaseException] = []
         app, hosts = build_app(bundles, self.config, startup_errors=failures)
@@ -204,8 +206,13 @@ class Server:
                     for sig, handler in original.items():
                         signal.signal(sig, handler)
 
-        config = uvicorn.Config(
-            app, lifespan="on", log_level="warning", access_log=False, timeout_graceful_shutdown=10
+        config = guarded_config(
+            app,
+            self.config.connection_limits or ConnectionLimits(),
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=10,
         )
         server = _Uvicorn(config)
         task = asyncio.ensure_future(server.serve(sockets=[sock]))

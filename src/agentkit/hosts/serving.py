@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.errors import ProjectError
 from agentkit.hosts.local import LocalHost, LocalHostOptions
 from agentkit.project.bundle import AgentBundle
+
+if TYPE_CHECKING:  # the limits module loads uvicorn, which only serving needs
+    from agentkit.hosts.connection_limits import ConnectionLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,7 @@ class HostConfig:
     state_root: Path | None = None
     max_body_bytes: int | None = None
     bound_host: str | None = None  # the address served on (loopback Host checks use it)
+    connection_limits: ConnectionLimits | None = None  # None: the defaults (docs/auth.md)
 
 
 def discover(dirs: list[Path]) -> list[AgentBundle]:

@@ -3,7 +3,7 @@
 `create_app` takes agents whose services a host has already composed; it never knows
 whether they run on local files and asyncio tasks or on DynamoDB and Lambda. Layout:
 multi mode mounts each agent under `/<slug>`, single mode serves one agent at the root.
-FastAPI's own docs UI moves to `/v1/api-docs` (schema at `/v1/openapi.json`) so `/docs`
+Swagger UI lives at `/v1/api-docs` (`server.api_docs`; schema at `/v1/openapi.json`) so `/docs`
 stays the project's documentation site.
 """
 
@@ -16,33 +16,25 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from starlette.responses import HTMLResponse
 
 from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
+from agentkit.server.api_docs import api_docs_router
 from agentkit.server.docs_site import docs_router
 from agentkit.server.host_routes import host_router
 from agentkit.server.http_errors import JSONResponse, install_error_handlers
 from agentkit.server.limits import BodyLimitMiddleware
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.routing import DeferredRouter, built_routes, install_router
+from agentkit.server.routing import built_routes, install_router
 from agentkit.server.schemas import ErrorBody
 from agentkit.server.session_routes import session_router
 from agentkit.server.state import ServerState
 from agentkit.version import __version__
 
 OPENAPI_URL = "/v1/openapi.json"
-API_DOCS_URL = "/v1/api-docs"
-API_DOCS_HEADERS = {
-    "content-security-policy": "frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-}
 LOGGERS = ("agentkit", "uvicorn.error")
 Hook = Callable[[], Awaitable[None]]
 DESCRIPTION = (
@@ -148,7 +140,7 @@ def create_app(
         install_router(app, github_webhook_router(mounts))
     if options.docs:
         install_router(app, docs_router(deferred=True))
-    install_router(app, _api_docs_router())
+    install_router(app, api_docs_router(OPENAPI_URL))
     _describe_validation_as_400(app)
     return app
 
@@ -217,16 +209,3 @@ def _include_optional(
         return
     router: APIRouter = factory(mount, options)
     install_router(app, router, responses=ERROR_RESPONSES)
-
-
-def _api_docs_router() -> APIRouter:
-    router = DeferredRouter()
-
-    @router.get(API_DOCS_URL, include_in_schema=False)
-    async def api_docs() -> HTMLResponse:
-        page = get_swagger_ui_html(openapi_url=OPENAPI_URL, title="agentkit API")
-        # Never framed by another site, never sniffed as anything but HTML.
-        page.headers.update(API_DOCS_HEADERS)
-        return page
-
-    return router

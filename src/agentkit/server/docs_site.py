@@ -58,7 +58,7 @@ def docs_router(root: Path | None = None, *, deferred: bool = False) -> APIRoute
             raise NotFound("no documentation is installed", code="page_not_found")
         from agentkit.server.docs_search import render_search
 
-        return HTMLResponse(render_search(where, q))
+        return HTMLResponse(render_search(where, q), headers=DOCS_HEADERS)
 
     @router.get(
         "/docs/{page}",

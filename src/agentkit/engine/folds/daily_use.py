@@ -1,11 +1,12 @@
-"""The per-principal daily limit of the HTTP API, folded from the caller's sessions.
+"""The per-principal daily limit, folded from the caller's sessions.
 
 `define_agent(budget={"principal_daily_usd": 5})` (or `principal_daily_tokens`) caps what
-one caller's turns may spend per UTC day. Before a message from the HTTP API is accepted,
-the caller's sessions touched today are folded (turn ends recorded since midnight UTC) and,
-once the limit is reached, the message is refused with `429` and `Retry-After` (seconds to
-the next midnight UTC). Channels, schedules and reminders are not counted against it: they
-are the agent's own traffic, not a caller's.
+one caller's turns may spend per UTC day. Before a caller's message is accepted (the HTTP
+API, MCP `ask`, a custom channel route the caller was admitted to), the caller's sessions
+touched today are folded (turn ends recorded since midnight UTC) and, once the limit is
+reached, the message is refused with `429` and `Retry-After` (seconds to the next midnight
+UTC). A channel's own principal, schedules and reminders are not counted
+against it: they are the agent's own traffic, not a caller's.
 """
 
 from __future__ import annotations
