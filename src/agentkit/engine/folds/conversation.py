@@ -209,10 +209,47 @@ def _usage(raw: Any) -> Usage:
     return Usage.model_validate(raw) if isinstance(raw, dict) else NO_USAGE
 
 
+class _TurnStarts:
+    """Where each turn's first event sits in the stream (its position, from 0)."""
+
+    __slots__ = ("first", "seen")
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}
+        self.seen = 0
+
+    def copy(self) -> _TurnStarts:
+        other = _TurnStarts.__new__(_TurnStarts)
+        other.first, other.seen = dict(self.first), self.seen
+        return other
+
+    def add(self, ev: Event) -> None:
+        if ev.turn_id is not None and ev.turn_id not in self.first:
+            self.first[ev.turn_id] = self.seen
+        self.seen += 1
+
+
+_TURN_STARTS: Carried[_TurnStarts] = Carried(_TurnStarts)
+
+
+def turn_events(events: Sequence[Event] | Iterable[Event], turn_id: str) -> Iterable[Event]:
+    """The events from `turn_id`'s first one on: none before it is the turn's.
+
+    Every turn reads its own events out of a session that grows by a turn at a time, so the
+    start of each turn is kept (carried on like the conversation) and the rest is skipped.
+    """
+    if not isinstance(events, Sequence):
+        return events
+    first = _TURN_STARTS.over(events).first.get(turn_id)
+    if first is None:
+        return ()
+    return events[first:]
+
+
 def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
     """The state of `turn_id`, folded from the session's events."""
     st = TurnState(turn_id)
-    for ev in events:
+    for ev in turn_events(events, turn_id):
         if ev.turn_id != turn_id:
             continue
         t, d = ev.type, ev.data
