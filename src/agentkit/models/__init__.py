@@ -33,8 +33,6 @@ __all__ = [
     "TestModel",
     "agent_model_id",
     "parse_model_id",
-    "registered_provider",
-    "registered_providers",
     "resolve_model",
 ]
 
@@ -77,8 +75,8 @@ def parse_model_id(model_id: str | None) -> tuple[str, str]:
     raw = raw or DEFAULT_MODEL
     provider, _, name = raw.partition(":")
     provider, name = provider.strip().lower(), name.strip()
-    if provider not in PROVIDERS and registered_provider(provider) is None:
-        known = ", ".join(sorted({*PROVIDERS, *registered_providers()}))
+    if provider not in PROVIDERS and _registered_provider(provider) is None:
+        known = ", ".join(sorted({*PROVIDERS, *_registered_providers()}))
         raise ModelError(
             f"unknown model provider {provider!r} in model id {raw!r}: use one of {known} "
             "as in 'anthropic:claude-sonnet-4-5'"
@@ -92,12 +90,12 @@ def parse_model_id(model_id: str | None) -> tuple[str, str]:
     return provider, name
 
 
-def registered_providers() -> list[str]:
+def _registered_providers() -> list[str]:
     """The providers installed packages register under `agentkit.models`."""
     return sorted({ep.name.lower() for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
-def registered_provider(provider: str) -> EntryPoint | None:
+def _registered_provider(provider: str) -> EntryPoint | None:
     """The entry point registering `provider`, if an installed package does."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name.lower() == provider:
@@ -131,7 +129,7 @@ def resolve_model(model_id: str | None = None) -> Model:
     """The `Model` for a `provider:model` id (see the module docstring)."""
     provider, name = parse_model_id(model_id)
     if provider not in PROVIDERS:
-        ep = registered_provider(provider)
+        ep = _registered_provider(provider)
         assert ep is not None  # parse_model_id refused it otherwise
         return _from_entry_point(ep, name)
     if provider == "test":
