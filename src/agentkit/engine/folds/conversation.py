@@ -26,6 +26,7 @@ from agentkit.models.base import (
 
 MISSING_RESULT = "no result was recorded for this tool call"
 BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
+LOOP_TOOL = "loop_guard"  # the approval a turn parks on when it loops (`loop_guard="ask"`)
 
 
 def result_text(result: Any) -> str:
@@ -282,10 +283,10 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
                 started.started = True
         elif t == EventType.ACTION_APPROVAL_REQUESTED:
             p = st.pending.get(str(d.get("callId")))
-            if p is None and d.get("toolName") == BUDGET_TOOL:
-                # A budget approval parks the turn with no tool call behind it.
-                cid = str(d.get("callId"))
-                p = st.pending[cid] = PendingCall(cid, BUDGET_TOOL, dict(d.get("arguments") or {}))
+            if p is None and d.get("toolName") in (BUDGET_TOOL, LOOP_TOOL):
+                # A budget or loop question parks the turn with no tool call behind it.
+                cid, tool = str(d.get("callId")), str(d.get("toolName"))
+                p = st.pending[cid] = PendingCall(cid, tool, dict(d.get("arguments") or {}))
             if p is not None:
                 p.approval_requested = True
                 p.approval_arguments = dict(d.get("arguments") or {})

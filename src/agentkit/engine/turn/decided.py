@@ -13,6 +13,7 @@ from agentkit.engine.turn.deps import (
     RunningTurn,
     tool_result,
 )
+from agentkit.engine.turn.loop_guard import LoopDetected, is_loop_question
 from agentkit.errors import RunError
 from agentkit.events import ActionCall, ActionStarted
 
@@ -23,6 +24,14 @@ BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered i
 async def resume_decided(runner: RunningTurn) -> None:
     """Record the results of calls whose approvals were decided, then carry on."""
     plans: list[Planned] = []
+    for p in [q for q in runner.state.pending.values() if is_loop_question(q.tool_name, q.call_id)]:
+        runner.state.pending.pop(p.call_id)
+        approved = p.decision == "approve"
+        outcome = Outcome(False, result="continue") if approved else Outcome(True, error=DENIED)
+        call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments={})
+        await runner.emit(tool_result(call, outcome))
+        if not approved:
+            raise LoopDetected({k: v for k, v in p.arguments.items() if k != "message"})
     budget = [
         p for p in runner.state.pending.values() if is_budget_question(p.tool_name, p.call_id)
     ]

@@ -20,6 +20,7 @@ from typing import Any
 
 from agentkit.authoring.context_options import parse_context_options
 from agentkit.authoring.contexts import ToolContext
+from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import add_costs, agent_prices
 from agentkit.engine.folds.conversation import BUDGET_TOOL, TurnState, fold_conversation
 from agentkit.engine.tools.agent_tool import run_agent_tool
@@ -63,6 +64,7 @@ from agentkit.engine.turn.deps import (
     turn_began,
 )
 from agentkit.engine.turn.ending import IN_DOUBT
+from agentkit.engine.turn.loop_guard import LOOP_DETECTED, LoopDetected, LoopGuard, stop_looping
 from agentkit.engine.turn.preempt import await_preemptible
 from agentkit.engine.turn.step import RecordingSink, StepOutput, model_step
 from agentkit.engine.turn.subagents import run_subagent
@@ -123,6 +125,7 @@ class TurnRunner:
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
         self.session_info = session_info(deps.session)  # what each tool call is told
+        self.loop = LoopGuard(parse_loop_options(options), deps.events, state.turn_id)
         # Fits each step's request into the model's context window (engine.turn.compaction).
         self.context = ContextKeeper(
             parse_context_options(options),
@@ -144,6 +147,7 @@ class TurnRunner:
             if not batch:
                 return
             for p in batch:
+                self.loop.observe(p)
                 if isinstance(p, ActionsRequested):
                     self.open.update((a.call_id, a) for a in p.actions)
                 elif isinstance(p, ActionResult):
@@ -174,6 +178,9 @@ class TurnRunner:
             return
         except TurnInterrupted as exc:
             await self.fail(str(exc))
+            return
+        except LoopDetected as exc:
+            await self.fail(LOOP_DETECTED, exc.evidence)
             return
         except (ModelError, RunError) as exc:
             await self.fail(str(exc))
@@ -252,6 +259,9 @@ class TurnRunner:
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
+        if self.loop.tripped is not None:
+            await stop_looping(self, self.loop.tripped, plans, done())
+            return None
         runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
         if self.d.deadline is not None:  # (only a host whose invocations end defers)
@@ -481,7 +491,7 @@ class TurnRunner:
         )
         await self.emit(TurnCompleted(result=text, usage=self.usage, cost_usd=self.cost), end)
 
-    async def fail(self, error: str) -> None:
+    async def fail(self, error: str, evidence: dict[str, Any] | None = None) -> None:
         """End the turn failed; calls that never got a result are closed with the error."""
         end: Payload = (
             SessionFailed(error=error) if self.d.session.mode == "task" else SessionWaiting()
@@ -493,5 +503,7 @@ class TurnRunner:
             if cid not in answered
         ]
         await self.emit(
-            *unanswered, TurnFailed(error=error, usage=self.usage, cost_usd=self.cost), end
+            *unanswered,
+            TurnFailed(error=error, evidence=evidence, usage=self.usage, cost_usd=self.cost),
+            end,
         )
