@@ -11,7 +11,6 @@ the decided calls' results and carries on with the next step.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 import time
 from collections.abc import Coroutine
@@ -22,7 +21,7 @@ from agentkit.authoring.context_options import parse_context_options
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import add_costs, agent_prices
-from agentkit.engine.folds.conversation import BUDGET_TOOL, TurnState, fold_conversation
+from agentkit.engine.folds.conversation import TurnState, fold_conversation
 from agentkit.engine.tools.agent_tool import run_agent_tool
 from agentkit.engine.tools.builtins import TASK, TaskInput
 from agentkit.engine.tools.calls import (
@@ -37,7 +36,6 @@ from agentkit.engine.tools.calls import (
 )
 from agentkit.engine.tools.task_start import start_task
 from agentkit.engine.turn.budget import (
-    BUDGET_CALL_PREFIX,
     BudgetCheck,
     GuardedModel,
     SessionSpend,
@@ -55,7 +53,7 @@ from agentkit.engine.turn.deadline import (
     ContinueTurn,
     turn_limit_message,
 )
-from agentkit.engine.turn.decided import resume_decided
+from agentkit.engine.turn.decided import park_on_budget, resume_decided
 from agentkit.engine.turn.deps import (
     Planned,
     TurnDeps,
@@ -214,7 +212,7 @@ class TurnRunner:
             raise ContinueTurn(Continuation(self.state.steps))
         verdict = self.budget.verdict(Spend(tokens(self.usage), self.cost), self.last_step)
         if verdict.exceeded is not None:
-            await self.park_on_budget(verdict.exceeded)
+            await park_on_budget(self, verdict.exceeded)
             return None
         self.state.steps += 1
         self.progressed = True
@@ -465,16 +463,6 @@ class TurnRunner:
             used = running.usage
             spent = spent.plus(used, self.prices.cost(running.id, used))
         return self.budget.verdict(spent, Spend()).exceeded
-
-    async def park_on_budget(self, reason: str) -> None:
-        """Park the turn on a "continue?" approval instead of spending past a limit."""
-        call_id = BUDGET_CALL_PREFIX + secrets.token_hex(6)
-        request = ActionApprovalRequested(
-            call_id=call_id,
-            tool_name=BUDGET_TOOL,
-            arguments={"reason": reason, "spentTokens": tokens(self.usage), "costUsd": self.cost},
-        )
-        await self.emit(request)
 
     async def execute_plain(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         return await self.execute(entry, call, value)
