@@ -17,15 +17,30 @@ from tests.fixtures.http_server import Served, serve_in
 NODE_DIR = Path(__file__).parent / "node"
 
 
-def run_node(script: str, *args: str, timeout: float = 120) -> Any:
-    """Run one of the Node client scripts; its stdout is one JSON value."""
+def _node() -> str:
     node = shutil.which("node")
     if node is None:
         pytest.skip("SKIPPED LOUDLY: node is not installed; the Node protocol clients cannot run")
     if not (NODE_DIR / "node_modules").is_dir():
         pytest.fail("the Node protocol clients are not installed: run `make node-deps`")
+    return node
+
+
+def start_node(script: str, *args: str) -> subprocess.Popen[str]:
+    """Start one of the Node client scripts, for a test that talks to it as it runs."""
+    return subprocess.Popen(
+        [_node(), str(NODE_DIR / script), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=NODE_DIR,
+    )
+
+
+def run_node(script: str, *args: str, timeout: float = 120) -> Any:
+    """Run one of the Node client scripts; its stdout is one JSON value."""
     done = subprocess.run(
-        [node, str(NODE_DIR / script), *args],
+        [_node(), str(NODE_DIR / script), *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -13,7 +13,7 @@ import pytest
 
 from agentkit.server.auth import bearer_principal_id
 from tests.fixtures.http_server import Served
-from tests.protocols.conftest import ALICE, BOB, run_node
+from tests.protocols.conftest import ALICE, BOB, run_node, start_node
 from tests.server.helpers import dump
 
 pytestmark = pytest.mark.slow(reason="drives a served agent with the official Node client")
@@ -112,3 +112,57 @@ def test_another_principals_chat_is_403(bearer_server: Served) -> None:
     assert parts(theirs.text)[0]["type"] == "error"
     (session,) = [s for s in listed if s.get("continuationKey") == chat]
     assert session["principal"] == bearer_principal_id(ALICE)
+
+
+def test_the_sdk_resumes_a_response_in_flight(shared_server: Served) -> None:
+    chat = f"chat-{uuid.uuid4().hex}"
+    url = f"{shared_server.url}/v1/ai-sdk/chat"
+    with httpx.Client(timeout=30) as client:
+        # The first response is dropped while its slow job runs (until the gate opens).
+        with client.stream("POST", url, json=chat_body(chat, "Run the slow job.")) as r:
+            for line in r.iter_lines():
+                if '"tool-input-available"' in line:
+                    break
+        listed = client.get(f"{shared_server.url}/v1/sessions").json()["sessions"]
+    (session,) = [s for s in listed if s.get("continuationKey") == chat]
+    reader = start_node("ai_sdk_resume.mjs", shared_server.url, chat)
+    assert reader.stdout is not None
+    try:
+        assert reader.stdout.readline().strip() == "reading"
+        shared_server.open_gate(session["sessionId"])
+        out, err = reader.communicate(timeout=120)
+    finally:
+        reader.kill()
+    assert reader.returncode == 0, err
+    message = json.loads(out)
+    (tool,) = [p for p in message["parts"] if p["type"] == "tool-slow_job"]
+    assert (tool["state"], tool["output"]) == ("output-available", {"done": "job"})
+    with httpx.Client(timeout=30) as client:
+        ours = dump(client, shared_server.url, session["sessionId"])
+    recorded = [e["data"]["text"] for e in ours if e["type"] == "message.completed"]
+    assert [p["text"] for p in message["parts"] if p["type"] == "text"] == recorded
+    # The turn is over: there is nothing left to resume.
+    assert run_node("ai_sdk_resume.mjs", shared_server.url, chat) is None
+
+
+def test_resuming_a_chat_with_nothing_in_flight_is_204(shared_server: Served) -> None:
+    url = f"{shared_server.url}/v1/ai-sdk/chat"
+    with httpx.Client(timeout=30) as client:
+        unknown = client.get(f"{url}/chat-{uuid.uuid4().hex}/stream")
+        too_long = client.get(f"{url}/{'c' * 201}/stream")
+    assert (unknown.status_code, unknown.content) == (204, b"")
+    assert too_long.status_code == 400
+    assert parts(too_long.text)[0]["type"] == "error"
+
+
+def test_resuming_another_principals_chat_is_403(bearer_server: Served) -> None:
+    url = f"{bearer_server.url}/v1/ai-sdk/chat"
+    chat = f"chat-{uuid.uuid4().hex}"
+    with httpx.Client(timeout=30) as client:
+        mine = client.post(
+            url, json=chat_body(chat, "hello"), headers={"authorization": f"Bearer {ALICE}"}
+        )
+        theirs = client.get(f"{url}/{chat}/stream", headers={"authorization": f"Bearer {BOB}"})
+    assert mine.status_code == 200
+    assert theirs.status_code == 403
+    assert parts(theirs.text)[0]["type"] == "error"

@@ -30,6 +30,7 @@ from agentkit.authoring.channels import (
     Route,
 )
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted, AgentService
 from agentkit.errors import BadRequest, NotFound, Unauthorized
@@ -135,8 +136,10 @@ class ChannelRuntime:
     host: HostServices = field(default_factory=HostServices)
     deployed: bool = False
     _loaded: dict[str, ChannelDefinition] | None = None
-    # (channel, key) -> (lock, callers holding or awaiting it)
-    _key_locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = field(default_factory=dict)
+    _sends: KeyedSends = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._sends = KeyedSends(self.service)
 
     # ---- the channels ----------------------------------------------------------------
 
@@ -210,31 +213,17 @@ class ChannelRuntime:
         origin = source or channel_id
         if mode == "task" or continuation_key is None:
             return await self._start(channel_id, message, owner, mode, continuation_key, origin)
-        # One process never starts two sessions for one new key (parallel deliveries).
-        slot = (channel_id, continuation_key)
-        lock, users = self._key_locks.get(slot) or (asyncio.Lock(), 0)
-        self._key_locks[slot] = (lock, users + 1)
-        try:
-            async with lock:
-                try:
-                    return await self.service.follow_up_by_key(
-                        channel_id,
-                        continuation_key,
-                        message,
-                        principal=acting,
-                        source=origin,
-                        on_busy=busy,
-                    )
-                except NotFound:
-                    return await self._start(
-                        channel_id, message, owner, "chat", continuation_key, origin
-                    )
-        finally:
-            lock, users = self._key_locks[slot]
-            if users <= 1:
-                del self._key_locks[slot]  # nobody else holds or awaits it: keep the map small
-            else:
-                self._key_locks[slot] = (lock, users - 1)
+        sent = await self._sends.send(
+            channel_id,
+            continuation_key,
+            message,
+            acting=acting,
+            owner=owner,
+            source=origin,
+            on_busy=busy,
+        )
+        # The channel's key is the session's continuation token (spec: channels decide).
+        return Accepted(sent.accepted.session_id, continuation_key, sent.accepted.turn_id)
 
     async def _start(
         self,

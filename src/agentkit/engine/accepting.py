@@ -214,6 +214,9 @@ async def follow_up_by_key(
         raise Forbidden("not the owner of this session")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+    # The limit a caller's first message met holds for its later ones (an AG-UI thread's
+    # next run, a chat's next message), whatever surface names the session by key.
+    await check_daily(rt.manifest, rt.ports.store, principal, source)
     if on_busy != "interrupt":
         turn_id = await accept_when_idle(rt.ports, record, message, principal, source, on_busy)
         await rt.ports.store.touch_session(record.id)

@@ -327,6 +327,14 @@ class AgentRuntime:
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
         return await self._owned(session_id, principal)
 
+    async def session_by_key(
+        self, channel_id: str, key: str, *, principal: Principal
+    ) -> SessionRecord | None:
+        record = await accepting.find_by_key(self.store, channel_id, key)
+        if record is not None and not principal.owns(record):
+            raise Forbidden("not the owner of this session")
+        return record
+
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None
     ) -> Page:

@@ -107,6 +107,12 @@ class AgentService(Protocol):
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord: ...
 
+    async def session_by_key(
+        self, channel_id: str, key: str, *, principal: Principal
+    ) -> SessionRecord | None:
+        """The session a channel key names, or None; `Forbidden` when it is another's."""
+        ...
+
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None
     ) -> Page: ...

@@ -36,10 +36,15 @@ def sse(part: Part | str) -> bytes:
 class UiMessageRun:
     """Translates one turn's events into the parts of one assistant message."""
 
-    def __init__(self, session_id: str, turn_id: str, *, quiet_through: int = -1) -> None:
+    def __init__(
+        self, session_id: str, turn_id: str, *, quiet_through: int = -1, carry_through: int = -1
+    ) -> None:
         self.session_id = session_id
         self.turn_id = turn_id
         self.quiet_through = quiet_through
+        # A resumed stream replays the turn as one message: the parks it already got past
+        # (at or before this index) end a step, not the response.
+        self.carry_through = carry_through
         self.done = False
         self.open: dict[str, str] = {}  # "text" / "reasoning" -> the open part's id
         self.parked = False
@@ -77,6 +82,8 @@ class UiMessageRun:
             out = [*self._close_all(), {"type": "finish-step"}]
             if self.parked:
                 self.parked = False
+                if ev.index <= self.carry_through:
+                    return out
                 self._end(ev)
                 out.append({"type": "finish", "finishReason": "tool-calls"})
             return out

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.service import AgentService, Decision
 from agentkit.errors import BadRequest, HttpError, NotFound
 from agentkit.server.options import AgentMount, ServerOptions
@@ -72,6 +73,7 @@ class _Plan:
 
 def ag_ui_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     service = mount.service
+    sends = KeyedSends(service)
     router = DeferredRouter(prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: AG-UI"])
 
     @router.post(
@@ -94,7 +96,7 @@ def ag_ui_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
         try:
             run = _parse(await request.body())
-            plan = await _plan(service, run, caller, request.headers.get("last-event-id"))
+            plan = await _plan(sends, run, caller, request.headers.get("last-event-id"))
         except HttpError as exc:
             body = sse(RunErrorEvent(message=exc.message or exc.code, code=exc.code))
             headers = getattr(exc, "headers", None)
@@ -132,15 +134,15 @@ def _parse(body: bytes) -> RunAgentInput:
 
 
 async def _plan(
-    service: AgentService, run: RunAgentInput, caller: Principal, last_event_id: str | None
+    sends: KeyedSends, run: RunAgentInput, caller: Principal, last_event_id: str | None
 ) -> _Plan:
     if last_event_id:
-        return await _replay(service, run, caller, last_event_id)
+        return await _replay(sends.service, run, caller, last_event_id)
     if run.resume:
-        return await _resume(service, run, caller)
+        return await _resume(sends.service, run, caller)
     message = _last_user_text(run)
     session_id, turn_id, start = await send_to_thread(
-        service, CHANNEL, run.thread_id, message, principal=caller
+        sends, CHANNEL, run.thread_id, message, principal=caller
     )
     return _Plan(session_id, turn_id, start)
 

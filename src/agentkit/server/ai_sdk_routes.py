@@ -1,4 +1,5 @@
-"""`POST /v1/ai-sdk/chat`: the agent behind the AI SDK's `useChat` (UI message stream v1).
+"""`POST /v1/ai-sdk/chat` and its resume `GET`: the agent behind the AI SDK's `useChat`
+(UI message stream v1).
 
 The request is the body `DefaultChatTransport` sends: `{id, messages, trigger, ...}`. The
 chat `id` is a session of the `ai-sdk` channel, keyed by that id and owned by the caller
@@ -18,6 +19,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.service import AgentService, Decision
 from agentkit.errors import BadRequest, HttpError, NotFound
 from agentkit.protocols.ai_sdk import HEADERS, UiMessageRun, sse
@@ -30,7 +32,7 @@ from agentkit.server.protocol_stream import (
 )
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.session_routes import Caller
-from agentkit.sessions import Principal
+from agentkit.sessions import Principal, SessionStatus, fold_status
 
 CHANNEL = "ai-sdk"
 SSE = "text/event-stream"
@@ -51,6 +53,7 @@ CHAT_BODY: dict[str, Any] = {
 
 def ai_sdk_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     service = mount.service
+    sends = KeyedSends(service)
     router = DeferredRouter(
         prefix=options.base_path(mount.slug), tags=[f"{mount.slug}: AI SDK chat"]
     )
@@ -71,17 +74,69 @@ def ai_sdk_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         """Answer a chat request with one assistant message, as UI message stream parts."""
         try:
             chat_id, messages = _parse(await request.body())
-            translator, start = await _plan(service, chat_id, messages, caller)
+            translator, start = await _plan(sends, chat_id, messages, caller)
         except HttpError as exc:
-            body = sse({"type": "error", "errorText": exc.message or exc.code}) + sse("[DONE]")
-            extra = getattr(exc, "headers", None) or {}
-            return Response(
-                body, status_code=exc.status, media_type=SSE, headers={**HEADERS, **extra}
-            )
+            return _refusal(exc)
+        stream = _stream(request, service, options, caller, translator, start)
+        return StreamingResponse(stream, media_type=SSE, headers=HEADERS)
+
+    @router.get(
+        "/v1/ai-sdk/chat/{chat_id}/stream",
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "description": "The response in flight, replayed from its start",
+                "content": {SSE: {"schema": {"description": "Server-sent events"}}},
+            },
+            204: {"description": "No response of this chat is in flight"},
+            **sse_error_responses("an `error` part"),
+        },
+    )
+    async def resume(request: Request, chat_id: str, caller: Caller) -> Response:
+        """The chat's response still in flight, from its start, for `useChat`'s `resume`
+        (the transport's `reconnectToStream`); 204 when no turn of the chat is running.
+        Nothing runs again: the parts are read back from the session's events."""
+        try:
+            found = await _in_flight(service, _chat_id(chat_id), caller)
+        except HttpError as exc:
+            return _refusal(exc)
+        if found is None:
+            return Response(status_code=204, headers=HEADERS)
+        translator, start = found
         stream = _stream(request, service, options, caller, translator, start)
         return StreamingResponse(stream, media_type=SSE, headers=HEADERS)
 
     return router
+
+
+def _refusal(exc: HttpError) -> Response:
+    """A refused request: the stream's `error` part, sent with the error's HTTP status."""
+    body = sse({"type": "error", "errorText": exc.message or exc.code}) + sse("[DONE]")
+    extra = getattr(exc, "headers", None) or {}
+    return Response(body, status_code=exc.status, media_type=SSE, headers={**HEADERS, **extra})
+
+
+def _chat_id(value: object) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
+        raise BadRequest(f"id must be a chat id of 1-{MAX_ID} characters", code="invalid_input")
+    return value
+
+
+async def _in_flight(
+    service: AgentService, chat_id: str, caller: Principal
+) -> tuple[UiMessageRun, int] | None:
+    """The translator and start index of the chat's running turn, or None."""
+    record = await service.session_by_key(CHANNEL, chat_id, principal=caller)
+    if record is None:
+        return None
+    events = await service.read_events(record.id, principal=caller)
+    if fold_status(events) != SessionStatus.RUNNING:
+        return None  # idle, or parked: the response that asked approval has ended
+    turn_id = next((e.turn_id for e in reversed(events) if e.turn_id is not None), None)
+    if turn_id is None:
+        return None
+    tail = events[-1].index
+    return UiMessageRun(record.id, turn_id, carry_through=tail), turn_start(events, turn_id)
 
 
 def _parse(body: bytes) -> tuple[str, list[dict[str, Any]]]:
@@ -89,17 +144,15 @@ def _parse(body: bytes) -> tuple[str, list[dict[str, Any]]]:
         raw = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("the body is not JSON", code="invalid_input") from None
-    chat_id = raw.get("id") if isinstance(raw, dict) else None
+    chat_id = _chat_id(raw.get("id") if isinstance(raw, dict) else None)
     messages = raw.get("messages") if isinstance(raw, dict) else None
-    if not isinstance(chat_id, str) or not 0 < len(chat_id) <= MAX_ID:
-        raise BadRequest(f"id must be a chat id of 1-{MAX_ID} characters", code="invalid_input")
     if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
         raise BadRequest("messages must be a non-empty list of UI messages", code="invalid_input")
     return chat_id, messages
 
 
 async def _plan(
-    service: AgentService, chat_id: str, messages: list[dict[str, Any]], caller: Principal
+    sends: KeyedSends, chat_id: str, messages: list[dict[str, Any]], caller: Principal
 ) -> tuple[UiMessageRun, int]:
     last = messages[-1]
     parts = [p for p in last.get("parts") or [] if isinstance(p, dict)]
@@ -108,7 +161,7 @@ async def _plan(
         if not text.strip():
             raise BadRequest("the user message has no text part", code="invalid_input")
         session_id, turn_id, start = await send_to_thread(
-            service, CHANNEL, chat_id, text, principal=caller
+            sends, CHANNEL, chat_id, text, principal=caller
         )
         return UiMessageRun(session_id, turn_id), start
     answers = [p for p in parts if p.get("state") == "approval-responded"]
@@ -116,7 +169,7 @@ async def _plan(
         raise BadRequest(
             "the last message must be the user's, or answer tool approvals", code="invalid_input"
         )
-    return await _resume(service, chat_id, answers, caller)
+    return await _resume(sends.service, chat_id, answers, caller)
 
 
 async def _resume(

@@ -12,9 +12,9 @@ from typing import Any
 import msgspec
 from starlette.requests import Request
 
+from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import AgentService
-from agentkit.errors import NotFound
 from agentkit.events import Event, EventType
 from agentkit.server.options import ServerOptions
 from agentkit.server.state import server_state
@@ -62,24 +62,23 @@ def turn_start(events: list[Event], turn_id: str) -> int:
 
 
 async def send_to_thread(
-    service: AgentService, channel_id: str, key: str, message: str, *, principal: Principal
+    sends: KeyedSends, channel_id: str, key: str, message: str, *, principal: Principal
 ) -> tuple[str, str, int]:
     """Send `message` into the session `key` names on `channel_id`, creating the session
     (owned by the caller) on the key's first use. Returns the session, the turn, and the
     index the turn's events start at. Another principal's key is `Forbidden`."""
-    try:
-        accepted = await service.follow_up_by_key(
-            channel_id,
-            key,
-            message,
-            principal=principal,
-            source="http",
-            on_busy=agent_on_busy(service.manifest),
-        )
-    except NotFound:
-        accepted = await service.start_session(
-            message, principal=principal, channel_id=channel_id, continuation_key=key
-        )
+    service = sends.service
+    sent = await sends.send(
+        channel_id,
+        key,
+        message,
+        acting=principal,
+        owner=principal,
+        source="http",
+        on_busy=agent_on_busy(service.manifest),
+    )
+    accepted = sent.accepted
+    if sent.started:
         return accepted.session_id, accepted.turn_id, 0
     events = await service.read_events(accepted.session_id, principal=principal)
     return accepted.session_id, accepted.turn_id, turn_start(events, accepted.turn_id)
