@@ -1,13 +1,12 @@
 """`AgentRuntime`: the engine behind every surface (implements `AgentService`).
 
-Sessions are created and continued here; turns run through the dispatcher (asyncio tasks
-locally, an asynchronous Lambda invocation on AWS) into `run_turn`, which takes the
-session's turn lease so a turn dispatched twice runs once. All state a restart needs is in
-the events: `recover()` ends turns whose process died and leaves parked approvals
-resolvable. The runtime composes; the work is done by collaborators that take only what
-they use (`ports.SessionPorts`, `agent_parts.AgentParts`): accepting messages in
-`engine.accepting`, running a turn in `engine.turn.run`, settling in `engine.settling`,
-recovery in `engine.recovery`, approval decisions in `engine.approvals`.
+The runtime composes; the work is done by collaborators that take only what they use:
+`ports.SessionPorts` (store, dispatcher, fanout, lease TTL, this process's turns),
+`agent_parts.AgentParts` (the bundle's tools, model, prompt, experiments) and
+`session_reads.SessionReads`. Accepting messages is `engine.accepting`, running a turn
+`engine.turn.run` (under the session's turn lease, so a turn dispatched twice runs once),
+stopping and settling `engine.settling`, recovery `engine.recovery`, approval decisions
+`engine.approvals`, the sweep `engine.sweeper`.
 """
 
 from __future__ import annotations
@@ -25,31 +24,22 @@ from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.folds.conversation import open_turns
-from agentkit.engine.folds.pending_approvals import pending_approvals
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.on_busy import OnBusy
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.settling import abandon_parked
+from agentkit.engine.session_reads import SessionReads
+from agentkit.engine.settling import stop_turn
 from agentkit.engine.tools.workspace import seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
-from agentkit.errors import BadRequest, Forbidden, InvalidId, NotFound, SessionNotFound
+from agentkit.errors import BadRequest
 from agentkit.events import Event, EventDraft
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import (
-    Mode,
-    Principal,
-    SessionRecord,
-    SessionStatus,
-    fold_status,
-    fold_status_tail,
-    validate_session_id,
-)
+from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page, SessionFolders, Store
 
 if TYPE_CHECKING:
@@ -84,13 +74,13 @@ class AgentRuntime:
         settle_timeout: float | None = None,
     ) -> None:
         self.bundle = bundle
-        # The turns running in this process, their stops and model streams.
-        self.turns = LocalTurns()
+        self.turns = LocalTurns()  # the turns running in this process, their stops, streams
         self.ports = SessionPorts(
             store, dispatcher or LocalDispatcher(self), fanout, lease_ttl, self.turns
         )
         self.host = host_services or HostServices()
         self._model_resolver = model_resolver
+        self.reads = SessionReads(store)  # ownership checks and reads on a caller's behalf
         # A store with folders of its own keeps the workspaces; others get one from us.
         self._folders = store if isinstance(store, SessionFolders) else None
         self.state_root = state_root or (
@@ -98,20 +88,18 @@ class AgentRuntime:
             if self._folders is not None
             else Path(tempfile.mkdtemp(prefix="agentkit-"))
         )
+        self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         # By default long enough for running tools' stop grace and the turn's ending.
+        stop_grace = bundle.manifest.agent.stop_grace
         self.settle_timeout = (
-            settle_timeout
-            if settle_timeout is not None
-            else max(5.0, bundle.manifest.agent.stop_grace + 3.0)
+            max(5.0, stop_grace + 3.0) if settle_timeout is None else settle_timeout
         )
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
-        self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
         # new sessions skip paused variants).
         self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
-        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
         # Tools from outside the project (MCP connections), composed in by the host.
         self.tool_providers: list[ToolProvider] = []
         # Wall clock for a turn's overall limit (`max_turn_seconds`); tests inject one.
@@ -261,7 +249,7 @@ class AgentRuntime:
     ) -> Accepted:
         """Continue a chat session; a busy turn is interrupted first (bounded wait), or
         the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
-        record = await self._owned(session_id, principal)
+        record = await self.reads.owned(session_id, principal)
         return await accepting.follow_up(
             self,
             record,
@@ -310,81 +298,40 @@ class AgentRuntime:
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
-        record = await self._owned(session_id, principal)
-        events = await self.store.read(record.id)
-        status = fold_status(events)
-        if status == SessionStatus.AWAITING_APPROVAL:
-            # A turn decided meanwhile resumes and runs its approved calls, then stops.
-            for turn_id in await abandon_parked(self.ports, record, events):
-                await self.interrupt(record.id, turn_id)
-            return True
-        if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
-            return False
-        turns = open_turns(events)
-        await self.interrupt(record.id, turns[-1] if turns else None)
-        return True
+        return await stop_turn(self.ports, await self.reads.owned(session_id, principal))
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
-        return await self._owned(session_id, principal)
+        return await self.reads.owned(session_id, principal)
 
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None
     ) -> Page:
-        owner = None if principal.admin else principal.id
-        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+        return await self.reads.list_sessions(principal, limit, cursor)
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
         """A listed session's status, folded from the tail of its events; None when it is
         gone. No ownership check: for callers that already hold the record (a listing)."""
-        try:
-            length = await self.store.next_index(session_id)
-
-            async def read(start: int, limit: int) -> list[Event]:
-                return await self.store.read(session_id, start, limit)
-
-            return await fold_status_tail(read, length)
-        except (SessionNotFound, InvalidId):
-            return None
+        return await self.reads.status(session_id)
 
     async def session_cost(self, session_id: str) -> float | None:
         """The dollars a listed session's turns cost so far (None when a price was unknown
         or the session is gone). Folded incrementally: each call reads only new events."""
-        from agentkit.engine.folds.session_cost import session_cost
-
-        try:
-            return await session_cost(self.store, session_id, self._costs)
-        except (SessionNotFound, InvalidId):
-            return None
+        return await self.reads.cost(session_id)
 
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0
     ) -> list[Event]:
-        await self._owned(session_id, principal)
-        return await self.store.read(session_id, start)
+        return await self.reads.events(session_id, principal, start)
 
     async def follow_events(
         self, session_id: str, *, principal: Principal, start: int, timeout: float
     ) -> list[Event]:
-        await self._owned(session_id, principal)
-        return await self.store.follow(session_id, start, timeout)
+        return await self.reads.follow(session_id, principal, start, timeout)
 
-    async def _owned(self, session_id: str, principal: Principal) -> SessionRecord:
-        try:
-            validate_session_id(session_id)
-            record = await self.store.get_session(session_id)
-        except InvalidId:
-            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found") from None
-        if record is None:
-            raise NotFound(f"no session {session_id!r}", code="session_not_found")
-        if not principal.owns(record):
-            raise Forbidden("not the owner of this session")
-        return record
-
-    # ---- approvals -----------------------------------------------------------------
+    # ---- approvals and direct tool calls -------------------------------------------
 
     async def approvals(self, session_id: str, *, principal: Principal) -> list[PendingApproval]:
-        await self._owned(session_id, principal)
-        return pending_approvals(await self.store.read(session_id))
+        return await self.reads.approvals(session_id, principal)
 
     async def resolve_approval(
         self, session_id: str, call_id: str, decision: Decision, *, principal: Principal
@@ -392,10 +339,8 @@ class AgentRuntime:
         """Record the decision (bound to the call's arguments) and resume the turn."""
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
-        record = await self._owned(session_id, principal)
+        record = await self.reads.owned(session_id, principal)
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
-
-    # ---- direct tool calls ---------------------------------------------------------
 
     async def call_tool(
         self,
@@ -406,10 +351,8 @@ class AgentRuntime:
         session_id: str | None = None,
     ) -> ToolCallOutcome:
         """Run a server tool with no model turn (recorded on the session when given)."""
-        record = await self._owned(session_id, principal) if session_id is not None else None
+        record = None if session_id is None else await self.reads.owned(session_id, principal)
         return await self.direct.call(tool_name, tool_input, record)
-
-    # ---- turns ---------------------------------------------------------------------
 
     async def _run_decided(self, *args: Any) -> None:
         await self.direct.run_decided(*args)  # built only when a parked direct call is decided
