@@ -25,10 +25,9 @@ from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.on_busy import OnBusy
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
 from agentkit.engine.tools.workspace import seed, write_files
@@ -39,7 +38,7 @@ from agentkit.events import Event, EventDraft
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
+from agentkit.sessions import Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page, SessionFolders, Store
 
 if TYPE_CHECKING:
@@ -213,83 +212,12 @@ class AgentRuntime:
 
     # ---- sessions ------------------------------------------------------------------
 
-    async def start_session(
-        self,
-        message: str,
-        *,
-        principal: Principal,
-        channel_id: str = "http",
-        mode: Mode = "chat",
-        continuation_key: str | None = None,
-        workspace_files: Mapping[str, str] | None = None,
-        source: str = "http",
-    ) -> Accepted:
-        """Create a session, record `session.started` and the message, dispatch the turn."""
-        return await accepting.start_session(
-            self,
-            message,
-            principal=principal,
-            channel_id=channel_id,
-            mode=mode,
-            continuation_key=continuation_key,
-            workspace_files=workspace_files,
-            source=source,
-        )
-
-    async def follow_up(
-        self,
-        session_id: str,
-        continuation_token: str,
-        message: str,
-        *,
-        principal: Principal,
-        workspace_files: Mapping[str, str] | None = None,
-        source: str = "http",
-        on_busy: OnBusy = "interrupt",
-    ) -> Accepted:
-        """Continue a chat session; a busy turn is interrupted first (bounded wait), or
-        the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
-        record = await self.reads.owned(session_id, principal)
-        return await accepting.follow_up(
-            self,
-            record,
-            continuation_token,
-            message,
-            principal=principal,
-            workspace_files=workspace_files,
-            source=source,
-            on_busy=on_busy,
-        )
-
-    async def follow_up_by_key(
-        self,
-        channel_id: str,
-        continuation_key: str,
-        message: str,
-        *,
-        principal: Principal,
-        source: str = "channel",
-        on_busy: OnBusy = "interrupt",
-    ) -> Accepted:
-        """Continue the session a channel key points at (reminders, schedules and channels).
-
-        For the HTTP channel the key is the session's conversation key, `session:<id>` (see
-        `conversation_key`): it names the session but is never its continuation token.
-        """
-        return await accepting.follow_up_by_key(
-            self,
-            channel_id,
-            continuation_key,
-            message,
-            principal=principal,
-            source=source,
-            on_busy=on_busy,
-        )
-
-    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Accepted:
-        """Send a message into a session by id, as its owner, with no token (trusted callers:
-        reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
-        return await accepting.deliver(self, session_id, message, source=source)
+    # Defined once, with their public signatures, in `engine.accepting`; bound here, the
+    # runtime is their `Inbox`.
+    start_session = accepting.start_session
+    follow_up = accepting.follow_up
+    follow_up_by_key = accepting.follow_up_by_key
+    deliver = accepting.deliver
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop at its next
