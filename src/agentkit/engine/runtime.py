@@ -1,17 +1,14 @@
 """`AgentRuntime`: the engine behind every surface (implements `AgentService`).
 
-The runtime composes; the work is done by collaborators that take only what they use:
-`ports.SessionPorts` (store, dispatcher, fanout, lease TTL, this process's turns),
-`agent_parts.AgentParts` (the bundle's tools, model, prompt, experiments) and
-`session_reads.SessionReads`. Accepting messages is `engine.accepting`, running a turn
-`engine.turn.run` (under the session's turn lease, so a turn dispatched twice runs once),
-stopping and settling `engine.settling`, recovery `engine.recovery`, approval decisions
-`engine.approvals`, the sweep `engine.sweeper`.
+It composes collaborators that take only what they use: `ports.SessionPorts`,
+`agent_parts.AgentParts`, `session_reads.SessionReads`; accepting messages is
+`engine.accepting`, a turn `engine.turn.run` (under the session's lease: a turn dispatched
+twice runs once), stopping `engine.settling`, recovery `engine.recovery`, approval
+decisions `engine.approvals`, the sweep `engine.sweeper`.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
@@ -30,7 +27,7 @@ from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
-from agentkit.engine.tools.workspace import seed, write_files
+from agentkit.engine.tools.workspace import default_state_root, seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
 from agentkit.errors import BadRequest
@@ -82,12 +79,7 @@ class AgentRuntime:
         self.reads = SessionReads(store)  # ownership checks and reads on a caller's behalf
         # A store with folders of its own keeps the workspaces; others get one from us.
         self._folders = store if isinstance(store, SessionFolders) else None
-        self.state_root = state_root or (
-            self._folders.root
-            if self._folders is not None
-            else Path(tempfile.mkdtemp(prefix="agentkit-"))
-        )
-        self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
+        self.state_root = state_root or default_state_root(self._folders)
         # By default long enough for running tools' stop grace and the turn's ending.
         stop_grace = bundle.manifest.agent.stop_grace
         self.settle_timeout = (
@@ -134,7 +126,7 @@ class AgentRuntime:
     def lease_ttl(self, ttl: float) -> None:
         self.ports.lease_ttl = ttl
 
-    # ---- the bundle ----------------------------------------------------------------
+    # ---- the bundle, the workspaces, recording --------------------------------------
 
     @property
     def manifest(self) -> Manifest:
@@ -187,13 +179,7 @@ class AgentRuntime:
         """The session's workspace folder (the store's, when it keeps one)."""
         if self._folders is not None:
             return self._folders.workspace_dir(session_id)
-        key = (self.state_root, session_id)  # the path depends on nothing else
-        path = self._workspaces.get(key)
-        if path is None:
-            if len(self._workspaces) >= 1024:
-                self._workspaces.clear()
-            path = self._workspaces[key] = self.state_root / "sessions" / session_id / "workspace"
-        return path
+        return self.state_root / "sessions" / session_id / "workspace"
 
     def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
         workspace = self.workspace(session_id)
@@ -220,8 +206,7 @@ class AgentRuntime:
     deliver = accepting.deliver
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
-        """Ask the session's running turn (`turn_id` only, when given) to stop at its next
-        safe point."""
+        """Ask the session's running turn (`turn_id` only, when given) to stop."""
         await self.ports.interrupt(session_id, turn_id)
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
@@ -237,13 +222,11 @@ class AgentRuntime:
         return await self.reads.list_sessions(principal, limit, cursor)
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
-        """A listed session's status, folded from the tail of its events; None when it is
-        gone. No ownership check: for callers that already hold the record (a listing)."""
+        """A listed session's status (see `SessionReads.status`); None when it is gone."""
         return await self.reads.status(session_id)
 
     async def session_cost(self, session_id: str) -> float | None:
-        """The dollars a listed session's turns cost so far (None when a price was unknown
-        or the session is gone). Folded incrementally: each call reads only new events."""
+        """A listed session's cost so far in dollars (see `SessionReads.cost`)."""
         return await self.reads.cost(session_id)
 
     async def read_events(
@@ -290,9 +273,8 @@ class AgentRuntime:
     async def run_turn(
         self, session_id: str, turn_id: str, deadline: Deadline | None = None
     ) -> None:
-        """Run or resume one turn. A second dispatch of the same turn does nothing.
-
-        `deadline` is the end of the host's invocation (None locally: never continued)."""
+        """Run or resume one turn (a second dispatch of it does nothing) until `deadline`,
+        the end of the host's invocation (None locally: never continued)."""
         await run_turn(self.ports, self, session_id, turn_id, deadline)
 
     async def recover(self) -> None:
@@ -301,15 +283,12 @@ class AgentRuntime:
 
     async def sweep(self, *, idle_for: float | None = None) -> int:
         """Dispatch or fail open turns nobody works on (see `engine.sweeper`)."""
-        from agentkit.engine.budget_timeout import expire_budget_approvals
+        from agentkit.engine.budget_timeout import BudgetExpiry
         from agentkit.engine.sweeper import sweep
 
-        async def expire(record: SessionRecord) -> int:
-            options = self.manifest.agent.options
-            return await expire_budget_approvals(
-                self.ports, record, options, self.clock, self._run_decided
-            )
-
+        expire = BudgetExpiry(
+            self.ports, lambda: self.manifest.agent.options, self.clock, self._run_decided
+        )
         return await sweep(self.ports, self.session_status, expire, idle_for=idle_for)
 
 
