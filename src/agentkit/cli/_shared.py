@@ -20,6 +20,15 @@ def add_dir_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    """`--json` of a command that prints a table on a terminal and JSON otherwise."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (the default when output is not a terminal)",
+    )
+
+
 def project_dir(args: argparse.Namespace) -> Path | None:
     """The `--dir` folder, or None (with a message on stderr) when it does not exist."""
     path = Path(args.dir)

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
+from agentkit.cli._shared import (
+    add_dir_argument,
+    add_json_argument,
+    print_diagnostics,
+    project_dir,
+)
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
 from agentkit.engine.dispatch import LocalDispatcher
@@ -52,11 +57,7 @@ def register(subparsers: Any) -> None:
         "--model",
         help="a provider:model id (default: AGENTKIT_MODEL, then the agent's, then 'test')",
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print JSON (the default when output is not a terminal)",
-    )
+    add_json_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -12,10 +12,8 @@ import asyncio
 import contextlib
 import errno
 import ipaddress
-import signal
 import socket
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -332,6 +330,7 @@ def _serve(
     import uvicorn
 
     from agentkit.hosts.connection_limits import guarded_config, quiet_accept_errors
+    from agentkit.hosts.signals import stop_signals_to
 
     state = app.state.agentkit
 
@@ -351,18 +350,8 @@ def _serve(
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            # uvicorn re-raises the signal after a graceful shutdown (exit status -2 and a
-            # KeyboardInterrupt traceback); a stop we handled is a clean exit here.
-            if threading.current_thread() is not threading.main_thread():
+            with stop_signals_to(self.handle_exit):  # a stop we handled is a clean exit
                 yield
-                return
-            handled = (signal.SIGINT, signal.SIGTERM)
-            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-            try:
-                yield
-            finally:
-                for sig, handler in original.items():
-                    signal.signal(sig, handler)
 
     _loop: asyncio.AbstractEventLoop | None = None
     config = guarded_config(

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentkit.cli._shared import add_json_argument
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
 from agentkit.engine.folds.trajectory import dumps, read_events_file, trajectory
@@ -28,11 +29,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--events", required=True, type=Path, help="an NDJSON events file")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print JSON (the default when output is not a terminal)",
-    )
+    add_json_argument(parser)
     parser.set_defaults(func=run)
 
 

@@ -17,6 +17,7 @@ from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Accepted
+from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import end_undispatched, give_back_token, settle
 from agentkit.engine.tools.workspace import check_files, check_fits
 from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
@@ -63,17 +64,20 @@ class Inbox(Protocol):
 
     def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None: ...
 
+    @property
+    def reads(self) -> SessionReads: ...
+
 
 async def start_session(
     rt: Inbox,
     message: str,
     *,
     principal: Principal,
-    channel_id: str,
-    mode: Mode,
-    continuation_key: str | None,
-    workspace_files: Mapping[str, str] | None,
-    source: str,
+    channel_id: str = "http",
+    mode: Mode = "chat",
+    continuation_key: str | None = None,
+    workspace_files: Mapping[str, str] | None = None,
+    source: str = "http",
 ) -> Accepted:
     """Create a session, record `session.started` and the message, dispatch the turn."""
     files = check_files(workspace_files)
@@ -122,17 +126,18 @@ async def start_session(
 
 async def follow_up(
     rt: Inbox,
-    record: SessionRecord,
+    session_id: str,
     continuation_token: str,
     message: str,
     *,
     principal: Principal,
-    workspace_files: Mapping[str, str] | None,
-    source: str,
-    on_busy: OnBusy,
+    workspace_files: Mapping[str, str] | None = None,
+    source: str = "http",
+    on_busy: OnBusy = "interrupt",
 ) -> Accepted:
     """Continue a chat session; a busy turn is interrupted first (bounded wait), or
     the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
+    record = await rt.reads.owned(session_id, principal)
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
     if is_channel_key(record, continuation_token):
@@ -197,8 +202,8 @@ async def follow_up_by_key(
     message: str,
     *,
     principal: Principal,
-    source: str,
-    on_busy: OnBusy,
+    source: str = "channel",
+    on_busy: OnBusy = "interrupt",
 ) -> Accepted:
     """Continue the session a channel key points at (reminders, schedules and channels).
 
@@ -227,7 +232,9 @@ async def follow_up_by_key(
     return Accepted(record.id, continuation_key, turn_id)
 
 
-async def deliver(rt: Inbox, session_id: str, message: str, *, source: str) -> Accepted:
+async def deliver(
+    rt: Inbox, session_id: str, message: str, *, source: str = "reminder"
+) -> Accepted:
     """Send a message into a session by id, as its owner, with no token (trusted callers:
     reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
     try:

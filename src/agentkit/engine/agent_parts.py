@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.tools import ToolDefinition
-from agentkit.engine.arms import experiments
+from agentkit.engine.arms import AbSource, experiments
 from agentkit.models import agent_model_id
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from agentkit.engine.tools.calls import ToolEntry, ToolProvider
 
 
-class Bundle(Protocol):
-    """What the engine needs of an `AgentBundle`."""
+class Bundle(AbSource, Protocol):
+    """What the engine needs of an `AgentBundle` (with `ab`, its experiments)."""
 
     @property
     def manifest(self) -> Manifest: ...

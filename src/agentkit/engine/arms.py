@@ -27,14 +27,13 @@ class AbSource(Protocol):
     def ab(self, name: str) -> AbDefinition | None: ...
 
 
-def experiments(manifest: Manifest, bundle: object) -> dict[str, AbDefinition]:
+def experiments(manifest: Manifest, bundle: AbSource) -> dict[str, AbDefinition]:
     """The agent's experiments by name (those whose definition can be loaded)."""
-    finder = getattr(bundle, "ab", None)
-    if not manifest.abs or not callable(finder):
+    if not manifest.abs:
         return {}
     out: dict[str, AbDefinition] = {}
     for spec in manifest.abs:
-        definition = finder(spec.name)
+        definition = bundle.ab(spec.name)
         if isinstance(definition, AbDefinition):
             out[spec.name] = definition
     return out

@@ -57,4 +57,26 @@ async def expire_budget_approvals(
     return denied
 
 
-__all__ = ["TIMEOUT", "answer_seconds", "expire_budget_approvals"]
+class BudgetExpiry:
+    """The sweeper's `expire`: `expire_budget_approvals` for one session at a time, with
+    the agent's options read for each (a reload applies at once)."""
+
+    def __init__(
+        self,
+        ports: SessionPorts,
+        options: Callable[[], dict[str, object]],
+        clock: Callable[[], float],
+        run_decided: RunDecided,
+    ) -> None:
+        self.ports = ports
+        self.options = options
+        self.clock = clock
+        self.run_decided = run_decided
+
+    async def __call__(self, record: SessionRecord) -> int:
+        return await expire_budget_approvals(
+            self.ports, record, self.options(), self.clock, self.run_decided
+        )
+
+
+__all__ = ["TIMEOUT", "BudgetExpiry", "answer_seconds", "expire_budget_approvals"]

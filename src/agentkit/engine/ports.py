@@ -47,6 +47,9 @@ class SessionPorts:
         self.lease_ttl = lease_ttl
         self.turns = turns
         # Session records seen by this process; only their immutable facts are used by turns.
+        # Kept for bench/bench_dynamo_turn.py: a turn run by the process that accepted its
+        # message reads no session item (one GetItem fewer among run_turn's requests). The
+        # file store keeps the record it just wrote itself, so there it saves little.
         self._records: dict[str, SessionRecord] = {}
 
     def recorder(

@@ -1,18 +1,14 @@
 """`AgentRuntime`: the engine behind every surface (implements `AgentService`).
 
-Sessions are created and continued here; turns run through the dispatcher (asyncio tasks
-locally, an asynchronous Lambda invocation on AWS) into `run_turn`, which takes the
-session's turn lease so a turn dispatched twice runs once. All state a restart needs is in
-the events: `recover()` ends turns whose process died and leaves parked approvals
-resolvable. The runtime composes; the work is done by collaborators that take only what
-they use (`ports.SessionPorts`, `agent_parts.AgentParts`): accepting messages in
-`engine.accepting`, running a turn in `engine.turn.run`, settling in `engine.settling`,
-recovery in `engine.recovery`, approval decisions in `engine.approvals`.
+It composes collaborators that take only what they use: `ports.SessionPorts`,
+`agent_parts.AgentParts`, `session_reads.SessionReads`; accepting messages is
+`engine.accepting`, a turn `engine.turn.run` (under the session's lease: a turn dispatched
+twice runs once), stopping `engine.settling`, recovery `engine.recovery`, approval
+decisions `engine.approvals`, the sweep `engine.sweeper`.
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
@@ -25,31 +21,21 @@ from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
-from agentkit.engine.folds.conversation import open_turns
-from agentkit.engine.folds.pending_approvals import pending_approvals
 from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.on_busy import OnBusy
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
-from agentkit.engine.settling import abandon_parked
-from agentkit.engine.tools.workspace import seed, write_files
+from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.session_reads import SessionReads
+from agentkit.engine.settling import stop_turn
+from agentkit.engine.tools.workspace import default_state_root, seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
-from agentkit.errors import BadRequest, Forbidden, InvalidId, NotFound, SessionNotFound
+from agentkit.errors import BadRequest
 from agentkit.events import Event, EventDraft
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import (
-    Mode,
-    Principal,
-    SessionRecord,
-    SessionStatus,
-    fold_status,
-    fold_status_tail,
-    validate_session_id,
-)
+from agentkit.sessions import Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page, SessionFolders, Store
 
 if TYPE_CHECKING:
@@ -84,34 +70,27 @@ class AgentRuntime:
         settle_timeout: float | None = None,
     ) -> None:
         self.bundle = bundle
-        # The turns running in this process, their stops and model streams.
-        self.turns = LocalTurns()
+        self.turns = LocalTurns()  # the turns running in this process, their stops, streams
         self.ports = SessionPorts(
             store, dispatcher or LocalDispatcher(self), fanout, lease_ttl, self.turns
         )
         self.host = host_services or HostServices()
         self._model_resolver = model_resolver
+        self.reads = SessionReads(store)  # ownership checks and reads on a caller's behalf
         # A store with folders of its own keeps the workspaces; others get one from us.
         self._folders = store if isinstance(store, SessionFolders) else None
-        self.state_root = state_root or (
-            self._folders.root
-            if self._folders is not None
-            else Path(tempfile.mkdtemp(prefix="agentkit-"))
-        )
+        self.state_root = state_root or default_state_root(self._folders)
         # By default long enough for running tools' stop grace and the turn's ending.
+        stop_grace = bundle.manifest.agent.stop_grace
         self.settle_timeout = (
-            settle_timeout
-            if settle_timeout is not None
-            else max(5.0, bundle.manifest.agent.stop_grace + 3.0)
+            max(5.0, stop_grace + 3.0) if settle_timeout is None else settle_timeout
         )
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
-        self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
         # new sessions skip paused variants).
         self.ab_paused: Callable[[], Awaitable[Mapping[str, Collection[str]]]] = _none_paused
-        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
         # Tools from outside the project (MCP connections), composed in by the host.
         self.tool_providers: list[ToolProvider] = []
         # Wall clock for a turn's overall limit (`max_turn_seconds`); tests inject one.
@@ -147,7 +126,7 @@ class AgentRuntime:
     def lease_ttl(self, ttl: float) -> None:
         self.ports.lease_ttl = ttl
 
-    # ---- the bundle ----------------------------------------------------------------
+    # ---- the bundle, the workspaces, recording --------------------------------------
 
     @property
     def manifest(self) -> Manifest:
@@ -200,13 +179,7 @@ class AgentRuntime:
         """The session's workspace folder (the store's, when it keeps one)."""
         if self._folders is not None:
             return self._folders.workspace_dir(session_id)
-        key = (self.state_root, session_id)  # the path depends on nothing else
-        path = self._workspaces.get(key)
-        if path is None:
-            if len(self._workspaces) >= 1024:
-                self._workspaces.clear()
-            path = self._workspaces[key] = self.state_root / "sessions" / session_id / "workspace"
-        return path
+        return self.state_root / "sessions" / session_id / "workspace"
 
     def prepare_workspace(self, session_id: str, files: dict[str, str]) -> None:
         workspace = self.workspace(session_id)
@@ -225,107 +198,23 @@ class AgentRuntime:
 
     # ---- sessions ------------------------------------------------------------------
 
-    async def start_session(
-        self,
-        message: str,
-        *,
-        principal: Principal,
-        channel_id: str = "http",
-        mode: Mode = "chat",
-        continuation_key: str | None = None,
-        workspace_files: Mapping[str, str] | None = None,
-        source: str = "http",
-    ) -> Accepted:
-        """Create a session, record `session.started` and the message, dispatch the turn."""
-        return await accepting.start_session(
-            self,
-            message,
-            principal=principal,
-            channel_id=channel_id,
-            mode=mode,
-            continuation_key=continuation_key,
-            workspace_files=workspace_files,
-            source=source,
-        )
-
-    async def follow_up(
-        self,
-        session_id: str,
-        continuation_token: str,
-        message: str,
-        *,
-        principal: Principal,
-        workspace_files: Mapping[str, str] | None = None,
-        source: str = "http",
-        on_busy: OnBusy = "interrupt",
-    ) -> Accepted:
-        """Continue a chat session; a busy turn is interrupted first (bounded wait), or
-        the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
-        record = await self._owned(session_id, principal)
-        return await accepting.follow_up(
-            self,
-            record,
-            continuation_token,
-            message,
-            principal=principal,
-            workspace_files=workspace_files,
-            source=source,
-            on_busy=on_busy,
-        )
-
-    async def follow_up_by_key(
-        self,
-        channel_id: str,
-        continuation_key: str,
-        message: str,
-        *,
-        principal: Principal,
-        source: str = "channel",
-        on_busy: OnBusy = "interrupt",
-    ) -> Accepted:
-        """Continue the session a channel key points at (reminders, schedules and channels).
-
-        For the HTTP channel the key is the session's conversation key, `session:<id>` (see
-        `conversation_key`): it names the session but is never its continuation token.
-        """
-        return await accepting.follow_up_by_key(
-            self,
-            channel_id,
-            continuation_key,
-            message,
-            principal=principal,
-            source=source,
-            on_busy=on_busy,
-        )
-
-    async def deliver(self, session_id: str, message: str, *, source: str = "reminder") -> Accepted:
-        """Send a message into a session by id, as its owner, with no token (trusted callers:
-        reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
-        return await accepting.deliver(self, session_id, message, source=source)
+    # Defined once, with their public signatures, in `engine.accepting`; bound here, the
+    # runtime is their `Inbox`.
+    start_session = accepting.start_session
+    follow_up = accepting.follow_up
+    follow_up_by_key = accepting.follow_up_by_key
+    deliver = accepting.deliver
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
-        """Ask the session's running turn (`turn_id` only, when given) to stop at its next
-        safe point."""
+        """Ask the session's running turn (`turn_id` only, when given) to stop."""
         await self.ports.interrupt(session_id, turn_id)
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
-        record = await self._owned(session_id, principal)
-        events = await self.store.read(record.id)
-        status = fold_status(events)
-        if status == SessionStatus.AWAITING_APPROVAL:
-            # A turn decided meanwhile resumes and runs its approved calls, then stops.
-            for turn_id in await abandon_parked(self.ports, record, events):
-                await self.interrupt(record.id, turn_id)
-            return True
-        if status != SessionStatus.RUNNING and await self.store.get_lease(record.id) is None:
-            return False
-        turns = open_turns(events)
-        await self.interrupt(record.id, turns[-1] if turns else None)
-        return True
+        return await stop_turn(self.ports, await self.reads.owned(session_id, principal))
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
-        return await self._owned(session_id, principal)
+        return await self.reads.owned(session_id, principal)
 
     async def session_by_key(
         self, channel_id: str, key: str, *, principal: Principal
@@ -338,61 +227,30 @@ class AgentRuntime:
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None
     ) -> Page:
-        owner = None if principal.admin else principal.id
-        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+        return await self.reads.list_sessions(principal, limit, cursor)
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
-        """A listed session's status, folded from the tail of its events; None when it is
-        gone. No ownership check: for callers that already hold the record (a listing)."""
-        try:
-            length = await self.store.next_index(session_id)
-
-            async def read(start: int, limit: int) -> list[Event]:
-                return await self.store.read(session_id, start, limit)
-
-            return await fold_status_tail(read, length)
-        except (SessionNotFound, InvalidId):
-            return None
+        """A listed session's status (see `SessionReads.status`); None when it is gone."""
+        return await self.reads.status(session_id)
 
     async def session_cost(self, session_id: str) -> float | None:
-        """The dollars a listed session's turns cost so far (None when a price was unknown
-        or the session is gone). Folded incrementally: each call reads only new events."""
-        from agentkit.engine.folds.session_cost import session_cost
-
-        try:
-            return await session_cost(self.store, session_id, self._costs)
-        except (SessionNotFound, InvalidId):
-            return None
+        """A listed session's cost so far in dollars (see `SessionReads.cost`)."""
+        return await self.reads.cost(session_id)
 
     async def read_events(
         self, session_id: str, *, principal: Principal, start: int = 0
     ) -> list[Event]:
-        await self._owned(session_id, principal)
-        return await self.store.read(session_id, start)
+        return await self.reads.events(session_id, principal, start)
 
     async def follow_events(
         self, session_id: str, *, principal: Principal, start: int, timeout: float
     ) -> list[Event]:
-        await self._owned(session_id, principal)
-        return await self.store.follow(session_id, start, timeout)
+        return await self.reads.follow(session_id, principal, start, timeout)
 
-    async def _owned(self, session_id: str, principal: Principal) -> SessionRecord:
-        try:
-            validate_session_id(session_id)
-            record = await self.store.get_session(session_id)
-        except InvalidId:
-            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found") from None
-        if record is None:
-            raise NotFound(f"no session {session_id!r}", code="session_not_found")
-        if not principal.owns(record):
-            raise Forbidden("not the owner of this session")
-        return record
-
-    # ---- approvals -----------------------------------------------------------------
+    # ---- approvals and direct tool calls -------------------------------------------
 
     async def approvals(self, session_id: str, *, principal: Principal) -> list[PendingApproval]:
-        await self._owned(session_id, principal)
-        return pending_approvals(await self.store.read(session_id))
+        return await self.reads.approvals(session_id, principal)
 
     async def resolve_approval(
         self, session_id: str, call_id: str, decision: Decision, *, principal: Principal
@@ -400,10 +258,8 @@ class AgentRuntime:
         """Record the decision (bound to the call's arguments) and resume the turn."""
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
-        record = await self._owned(session_id, principal)
+        record = await self.reads.owned(session_id, principal)
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
-
-    # ---- direct tool calls ---------------------------------------------------------
 
     async def call_tool(
         self,
@@ -414,10 +270,8 @@ class AgentRuntime:
         session_id: str | None = None,
     ) -> ToolCallOutcome:
         """Run a server tool with no model turn (recorded on the session when given)."""
-        record = await self._owned(session_id, principal) if session_id is not None else None
+        record = None if session_id is None else await self.reads.owned(session_id, principal)
         return await self.direct.call(tool_name, tool_input, record)
-
-    # ---- turns ---------------------------------------------------------------------
 
     async def _run_decided(self, *args: Any) -> None:
         await self.direct.run_decided(*args)  # built only when a parked direct call is decided
@@ -427,9 +281,8 @@ class AgentRuntime:
     async def run_turn(
         self, session_id: str, turn_id: str, deadline: Deadline | None = None
     ) -> None:
-        """Run or resume one turn. A second dispatch of the same turn does nothing.
-
-        `deadline` is the end of the host's invocation (None locally: never continued)."""
+        """Run or resume one turn (a second dispatch of it does nothing) until `deadline`,
+        the end of the host's invocation (None locally: never continued)."""
         await run_turn(self.ports, self, session_id, turn_id, deadline)
 
     async def recover(self) -> None:
@@ -438,15 +291,12 @@ class AgentRuntime:
 
     async def sweep(self, *, idle_for: float | None = None) -> int:
         """Dispatch or fail open turns nobody works on (see `engine.sweeper`)."""
-        from agentkit.engine.budget_timeout import expire_budget_approvals
+        from agentkit.engine.budget_timeout import BudgetExpiry
         from agentkit.engine.sweeper import sweep
 
-        async def expire(record: SessionRecord) -> int:
-            options = self.manifest.agent.options
-            return await expire_budget_approvals(
-                self.ports, record, options, self.clock, self._run_decided
-            )
-
+        expire = BudgetExpiry(
+            self.ports, lambda: self.manifest.agent.options, self.clock, self._run_decided
+        )
         return await sweep(self.ports, self.session_status, expire, idle_for=idle_for)
 
 

@@ -17,7 +17,7 @@ from agentkit.engine.ports import SessionPorts
 from agentkit.engine.turn.ending import fail_turn
 from agentkit.errors import Conflict
 from agentkit.events import Event
-from agentkit.sessions import SessionRecord, SessionStatus, fold_status_recent
+from agentkit.sessions import SessionRecord, SessionStatus, fold_status, fold_status_recent
 from agentkit.store.base import Store
 
 log = logging.getLogger("agentkit.engine.lifecycle")
@@ -120,6 +120,22 @@ async def abandon_parked(
     finally:
         await ports.store.release_lease(record.id, holder)
     return decided
+
+
+async def stop_turn(ports: SessionPorts, record: SessionRecord) -> bool:
+    """Interrupt the session's running (or parked) turn; False when nothing was running."""
+    events = await ports.store.read(record.id)
+    status = fold_status(events)
+    if status == SessionStatus.AWAITING_APPROVAL:
+        # A turn decided meanwhile resumes and runs its approved calls, then stops.
+        for turn_id in await abandon_parked(ports, record, events):
+            await ports.interrupt(record.id, turn_id)
+        return True
+    if status != SessionStatus.RUNNING and await ports.store.get_lease(record.id) is None:
+        return False
+    turns = open_turns(events)
+    await ports.interrupt(record.id, turns[-1] if turns else None)
+    return True
 
 
 async def give_back_token(store: Store, session_id: str, new_hash: str, old_hash: str) -> None:

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import socket
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any, Literal
 from agentkit.client import AsyncClient, Client
 from agentkit.hosts.local import LocalHost
 from agentkit.hosts.serving import HostConfig, build_app, discover
+from agentkit.hosts.signals import stop_signals_to
 from agentkit.reminders import ReminderRecord
 
 
@@ -195,16 +194,11 @@ class Server:
             def capture_signals(self) -> Iterator[None]:
                 # Embedded, the program's signals are its own. `serve_forever` stops on
                 # SIGINT/SIGTERM and returns (uvicorn's own handling would re-raise them).
-                if quiet_signals or threading.current_thread() is not threading.main_thread():
+                if quiet_signals:
                     yield
                     return
-                handled = (signal.SIGINT, signal.SIGTERM)
-                original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-                try:
+                with stop_signals_to(self.handle_exit):
                     yield
-                finally:
-                    for sig, handler in original.items():
-                        signal.signal(sig, handler)
 
         config = guarded_config(
             app,

@@ -20,13 +20,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.mcp import McpConnectionDefinition
 from agentkit.engine.tools.calls import ToolEntry
 from agentkit.errors import ToolError
 from agentkit.mcp.naming import assign_names
+from agentkit.project.manifest import Manifest
 from agentkit.project.mcp_lock import McpLock, tool_hash
 
 if TYPE_CHECKING:
@@ -359,7 +360,21 @@ class McpConnections:
                 await conn.close()
 
 
-def connections_for(bundle: Any) -> McpConnections | None:
+class McpSource(Protocol):
+    """What the connections need of a project bundle (an `AgentBundle`)."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def root(self) -> Path:
+        """The project folder: stdio servers start there."""
+        ...
+
+    def mcp_connection(self, name: str) -> McpConnectionDefinition | None: ...
+
+
+def connections_for(bundle: McpSource) -> McpConnections | None:
     """The connections of a project bundle (None when it has none); nothing opens yet."""
     manifest = bundle.manifest
     if not manifest.mcp_connections:
@@ -374,11 +389,10 @@ def connections_for(bundle: Any) -> McpConnections | None:
         if definition is not None:
             definitions[spec.name] = definition
     lock = McpLock.from_json(manifest.mcp_lock) if manifest.mcp_lock else None
-    root = getattr(bundle, "root", None)
-    return McpConnections(definitions, lock=lock, cwd=root if isinstance(root, Path) else None)
+    return McpConnections(definitions, lock=lock, cwd=bundle.root)
 
 
-def attach(bundle: Any, runtime: Any, services: Any) -> McpConnections | None:
+def attach(bundle: McpSource, runtime: Any, services: Any) -> McpConnections | None:
     """Give a composed agent its MCP connections: `host.mcp` and the engine's tools."""
     connections = connections_for(bundle)
     if connections is not None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentkit.mcp.connections import McpTool, connections_for
+from agentkit.mcp.connections import McpSource, McpTool, connections_for
 from agentkit.mcp.naming import assign_names
 from agentkit.project.manifest import Diagnostic
 from agentkit.project.mcp_lock import LOCK_FILE, McpLock
 
 
-async def list_all(bundle: Any) -> tuple[list[McpTool], dict[str, str]]:
+async def list_all(bundle: McpSource) -> tuple[list[McpTool], dict[str, str]]:
     """Every connection's tools, and the error of each connection that failed."""
     connections = connections_for(bundle)
     if connections is None:

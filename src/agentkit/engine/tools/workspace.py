@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from agentkit.errors import BadRequest
 from agentkit.project.manifest import Manifest, ToolSpec
+from agentkit.store.base import SessionFolders
 
 SEED_MARKER = ".agentkit/seeded"
 MAX_FILES = 200
@@ -27,6 +29,12 @@ MAX_NAME_BYTES = 255
 # files into folders, without the write failing (or breaking the seeded workspace).
 RESERVED_DIRS = frozenset({".agentkit", ".agentkit/skills", TOOLS_DIR})
 RESERVED_FILES = frozenset({"AGENTS.md", SEED_MARKER})
+
+
+def default_state_root(folders: SessionFolders | None) -> Path:
+    """Where per-session folders go when the host names no place: beside the store's own
+    folders when it keeps them (the file store), else a fresh temporary folder."""
+    return folders.root if folders is not None else Path(tempfile.mkdtemp(prefix="agentkit-"))
 
 
 def safe_relative(path: str) -> PurePosixPath:

@@ -173,7 +173,7 @@ async def _drive(
         host=host.host,
         workspace=host.workspace(record.id),
         state_root=host.state_root,
-        project_root=getattr(parts.bundle, "root", None),
+        project_root=parts.bundle.root,
         interrupted=_interrupt_check(ports, record.id, turn_id),
         events=events,
         turns=ports.turns,

@@ -1,0 +1,84 @@
+"""Reading sessions on a caller's behalf: the ownership check, listings, a listed
+session's status and cost, its events and its pending approvals. Nothing here writes."""
+
+from __future__ import annotations
+
+from agentkit.engine.folds.pending_approvals import pending_approvals
+from agentkit.engine.service import PendingApproval
+from agentkit.errors import Forbidden, InvalidId, NotFound, SessionNotFound
+from agentkit.events import Event
+from agentkit.sessions import (
+    Principal,
+    SessionRecord,
+    SessionStatus,
+    fold_status_tail,
+    validate_session_id,
+)
+from agentkit.store.base import Page, Store
+
+
+class SessionReads:
+    """One store's sessions as a principal may read them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._costs: dict[str, tuple[int, float | None]] = {}  # session -> (read up to, cost)
+
+    async def owned(self, session_id: str, principal: Principal) -> SessionRecord:
+        """The session's record; `NotFound` when there is none, `Forbidden` when it is
+        another principal's."""
+        try:
+            validate_session_id(session_id)
+            record = await self.store.get_session(session_id)
+        except InvalidId:
+            raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found") from None
+        if record is None:
+            raise NotFound(f"no session {session_id!r}", code="session_not_found")
+        if not principal.owns(record):
+            raise Forbidden("not the owner of this session")
+        return record
+
+    async def list_sessions(self, principal: Principal, limit: int, cursor: str | None) -> Page:
+        owner = None if principal.admin else principal.id
+        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+
+    async def status(self, session_id: str) -> SessionStatus | None:
+        """A listed session's status, folded from the tail of its events; None when it is
+        gone. No ownership check: for callers that already hold the record (a listing)."""
+        store = self.store
+        try:
+            length = await store.next_index(session_id)
+
+            async def read(start: int, limit: int) -> list[Event]:
+                return await store.read(session_id, start, limit)
+
+            return await fold_status_tail(read, length)
+        except (SessionNotFound, InvalidId):
+            return None
+
+    async def cost(self, session_id: str) -> float | None:
+        """The dollars a listed session's turns cost so far (None when a price was unknown
+        or the session is gone). Folded incrementally: each call reads only new events."""
+        from agentkit.engine.folds.session_cost import session_cost
+
+        try:
+            return await session_cost(self.store, session_id, self._costs)
+        except (SessionNotFound, InvalidId):
+            return None
+
+    async def events(self, session_id: str, principal: Principal, start: int) -> list[Event]:
+        await self.owned(session_id, principal)
+        return await self.store.read(session_id, start)
+
+    async def follow(
+        self, session_id: str, principal: Principal, start: int, timeout: float
+    ) -> list[Event]:
+        await self.owned(session_id, principal)
+        return await self.store.follow(session_id, start, timeout)
+
+    async def approvals(self, session_id: str, principal: Principal) -> list[PendingApproval]:
+        await self.owned(session_id, principal)
+        return pending_approvals(await self.store.read(session_id))
+
+
+__all__ = ["SessionReads"]
