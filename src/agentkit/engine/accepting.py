@@ -17,22 +17,19 @@ from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Accepted
-from agentkit.engine.session_reads import SessionReads
+from agentkit.engine.session_reads import SessionReads, find_by_key
 from agentkit.engine.settling import end_undispatched, give_back_token, settle
 from agentkit.engine.tools.workspace import check_files, check_fits
 from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
 from agentkit.events import MessageReceived, SessionStarted, draft
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
-    HTTP_KEY_PREFIX,
     Mode,
     Principal,
     SessionRecord,
-    conversation_key,
     hash_token,
     new_http_token,
     new_session_id,
-    session_id_of_key,
     token_matches,
     validate_session_id,
 )
@@ -334,18 +331,6 @@ async def accept_rotating(
     return await accept_when_idle(ports, record, message, principal, source, on_busy, claim=rotate)
 
 
-async def find_by_key(store: Store, channel_id: str, key: str) -> SessionRecord | None:
-    """The session a channel key points at (an HTTP session by its conversation key)."""
-    record = await store.find_session(channel_id, key)
-    session_id = session_id_of_key(channel_id, key)
-    if record is None and session_id is not None:
-        found = await store.get_session(session_id)
-        # Only a session that key really names: an HTTP one without a key of its own.
-        if found is not None and conversation_key(found) == HTTP_KEY_PREFIX + found.id:
-            record = found
-    return record
-
-
 def is_channel_key(record: SessionRecord, token: str) -> bool:
     """Whether `token` is the channel's own key of the session (never rotated)."""
     return (
@@ -364,7 +349,6 @@ __all__ = [
     "accept_rotating",
     "check_daily",
     "dispatch_or_end",
-    "find_by_key",
     "is_channel_key",
     "received",
 ]

@@ -219,10 +219,7 @@ class AgentRuntime:
     async def session_by_key(
         self, channel_id: str, key: str, *, principal: Principal
     ) -> SessionRecord | None:
-        record = await accepting.find_by_key(self.store, channel_id, key)
-        if record is not None and not principal.owns(record):
-            raise Forbidden("not the owner of this session")
-        return record
+        return await self.reads.by_key(channel_id, key, principal)
 
     async def list_sessions(
         self, *, principal: Principal, limit: int = 50, cursor: str | None = None

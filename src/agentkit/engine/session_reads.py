@@ -8,10 +8,13 @@ from agentkit.engine.service import PendingApproval
 from agentkit.errors import Forbidden, InvalidId, NotFound, SessionNotFound
 from agentkit.events import Event
 from agentkit.sessions import (
+    HTTP_KEY_PREFIX,
     Principal,
     SessionRecord,
     SessionStatus,
+    conversation_key,
     fold_status_tail,
+    session_id_of_key,
     validate_session_id,
 )
 from agentkit.store.base import Page, Store
@@ -35,6 +38,13 @@ class SessionReads:
         if record is None:
             raise NotFound(f"no session {session_id!r}", code="session_not_found")
         if not principal.owns(record):
+            raise Forbidden("not the owner of this session")
+        return record
+
+    async def by_key(self, channel_id: str, key: str, principal: Principal) -> SessionRecord | None:
+        """The session a channel key names, or None; `Forbidden` when it is another's."""
+        record = await find_by_key(self.store, channel_id, key)
+        if record is not None and not principal.owns(record):
             raise Forbidden("not the owner of this session")
         return record
 
@@ -81,4 +91,16 @@ class SessionReads:
         return pending_approvals(await self.store.read(session_id))
 
 
-__all__ = ["SessionReads"]
+async def find_by_key(store: Store, channel_id: str, key: str) -> SessionRecord | None:
+    """The session a channel key points at (an HTTP session by its conversation key)."""
+    record = await store.find_session(channel_id, key)
+    session_id = session_id_of_key(channel_id, key)
+    if record is None and session_id is not None:
+        found = await store.get_session(session_id)
+        # Only a session that key really names: an HTTP one without a key of its own.
+        if found is not None and conversation_key(found) == HTTP_KEY_PREFIX + found.id:
+            record = found
+    return record
+
+
+__all__ = ["SessionReads", "find_by_key"]
