@@ -39,6 +39,8 @@ async def replay_session(
 ) -> ReplayReport:
     """Replay `events` (one session's stream) on `bundle`; the divergences it finds."""
     recording = Recording.of(events)
+    if not recording.messages:  # direct calls alone: nothing the engine would run again
+        return ReplayReport(recording.session_id, "cassette", "-", 0, len(recording.calls), 0)
     cassette = CassetteModel(recording)
     answering: Model = model if model is not None else cassette
     tools = RecordedTools(recording)
