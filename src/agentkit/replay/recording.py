@@ -189,10 +189,8 @@ class Recording:
                 open_steps[e.turn_id].text = str(d.get("text", ""))
             elif t == EventType.ACTIONS_REQUESTED:
                 for a in d.get("actions", []):
-                    call = RecordedCall(
-                        e.index, a["callId"], a["toolName"], dict(a.get("arguments") or {}),
-                        e.turn_id,
-                    )  # fmt: skip
+                    arguments = dict(a.get("arguments") or {})
+                    call = RecordedCall(e.index, a["callId"], a["toolName"], arguments, e.turn_id)
                     calls[call.call_id] = call
                     if e.turn_id in open_steps:
                         open_steps[e.turn_id].calls.append(call)
