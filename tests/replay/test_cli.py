@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,36 @@ def test_check_deploy_says_when_the_state_folder_has_no_sessions(
     args = ["check-deploy", "--dir", str(recorded.project), "--state-root", str(tmp_path / "x")]
     assert main(args) == 1
     assert "holds no sessions" in capsys.readouterr().err
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_check_deploy_runs_the_check_on_a_state_folder(recorded: Recorded) -> None:
+    def make(project: Path) -> subprocess.CompletedProcess[str]:
+        venv = ROOT / ".venv"
+        where = [f"VENV={venv}", f"CHECK_DIR={project}", f"STATE_ROOT={recorded.state}"]
+        # (-o: the venv is there already; never reinstall it from a test)
+        return subprocess.run(
+            [
+                "make",
+                "-s",
+                "-C",
+                str(ROOT),
+                "-o",
+                str(venv / "bin/agentkit"),
+                "check-deploy",
+                *where,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    ok = make(recorded.project)
+    assert ok.returncode == 0, ok.stderr
+    assert "0 diverged" in ok.stdout
+    broken = make(recorded.variant("no-weather", without_weather).root)
+    assert broken.returncode != 0
+    assert "tool_missing" in broken.stdout
