@@ -130,3 +130,22 @@ def test_make_check_deploy_runs_the_check_on_a_state_folder(recorded: Recorded) 
     broken = make(recorded.variant("no-weather", without_weather).root)
     assert broken.returncode != 0
     assert "tool_missing" in broken.stdout
+
+
+def test_replay_with_a_model_asks_it_afresh(
+    recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["replay", "--events", str(events_file(recorded)), "--dir", str(recorded.project)]
+    # The test model plans its own calls for "Plan my trip to Paris.": not the recorded ones.
+    assert main([*args, "--model", "test", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["mode"], report["model"]) == ("model", "test")
+    assert {d["kind"] for d in report["divergences"]} <= {"unrecorded_call", "call_not_made"}
+
+
+def test_replay_refuses_an_unknown_model(
+    recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["replay", "--events", str(events_file(recorded)), "--dir", str(recorded.project)]
+    assert main([*args, "--model", "nosuch:model"]) == 2
+    assert "unknown model provider" in capsys.readouterr().err
