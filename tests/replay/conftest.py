@@ -16,6 +16,7 @@ import pytest
 from agentkit.engine.dispatch import LocalDispatcher
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.events import Event
+from agentkit.hooks import LocalHookFanout
 from agentkit.models.scripted import ScriptedModel, Step, call
 from agentkit.project.bundle import AgentBundle
 from agentkit.sessions import Principal
@@ -83,6 +84,17 @@ FILES = {
         def book_trip(input: BookInput, ctx: ToolContext) -> dict:
             return {"booked": input.number}
     """,
+    # Touches the world: every recorded event appends a line to REPLAY_HOOK_FILE.
+    "agent/hooks/mirror.py": """
+        import os
+        from agentkit import define_hook
+
+        def mirror(event, ctx) -> None:
+            with open(os.environ["REPLAY_HOOK_FILE"], "a") as f:
+                f.write(event.type + "\\n")
+
+        hook = define_hook(events={"*": mirror})
+    """,
     "agent/subagents/guide/agent.py": """
         from agentkit import define_agent
         agent = define_agent(description="Knows about cities.")
@@ -145,6 +157,7 @@ class Recorded:
     state: Path
     events: list[Event]
     note: Path
+    hooked: Path
 
     def index_of(self, type_: str, **data: object) -> int:
         """The index of the first recorded event of `type_` whose data has these values."""
@@ -172,13 +185,17 @@ class Recorded:
 async def record_session(bundle: AgentBundle, store: Store, state: Path) -> list[Event]:
     """Run SCRIPT as one session on `store`: one message, then approve the parked call."""
     model = ScriptedModel(SCRIPT)
-    rt = AgentRuntime(bundle, store, model_resolver=lambda _id: model, state_root=state)
+    hooks = LocalHookFanout.from_bundle(bundle)
+    rt = AgentRuntime(
+        bundle, store, fanout=hooks, model_resolver=lambda _id: model, state_root=state
+    )
     dispatcher = rt.dispatcher
     assert isinstance(dispatcher, LocalDispatcher)
     accepted = await rt.start_session("Plan my trip to Paris.", principal=OWNER)
     await dispatcher.drain()
     await rt.resolve_approval(accepted.session_id, "c_book", "approve", principal=OWNER)
     await dispatcher.drain()
+    await hooks.close()  # (after the hooks saw every event)
     assert model.remaining == 0
     return await store.read(accepted.session_id)
 
@@ -188,6 +205,8 @@ async def recorded(tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyP
     note = tmp_path / "note.txt"
     monkeypatch.setenv("REPLAY_NOTE_FILE", str(note))
     monkeypatch.setenv("REPLAY_STANDIN_URL", standin.url)
+    hooked = tmp_path / "hooked.txt"
+    monkeypatch.setenv("REPLAY_HOOK_FILE", str(hooked))
     project = write_tree(tmp_path / "trip", FILES)
     state = project / ".agentkit"
     store = FileStore(state)
@@ -197,5 +216,7 @@ async def recorded(tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyP
         await store.close()
     assert note.read_text() == "pack an umbrella" and standin.hits == 1  # the world, touched
     assert events[-2].type == "turn.completed", [e.type for e in events]
+    assert "turn.completed" in hooked.read_text()  # and the hook saw it
     note.unlink()
-    return Recorded(project, state, events, note)
+    hooked.unlink()
+    return Recorded(project, state, events, note, hooked)

@@ -32,6 +32,7 @@ async def on_dynamodb(
 ) -> tuple[Path, Any]:
     monkeypatch.setenv("REPLAY_NOTE_FILE", str(tmp_path / "note.txt"))
     monkeypatch.setenv("REPLAY_STANDIN_URL", standin.url)
+    monkeypatch.setenv("REPLAY_HOOK_FILE", str(tmp_path / "hooked.txt"))
     project = write_tree(tmp_path / "trip", FILES)
     store = dynamodb_store_factory()
     await record_session(AgentBundle.discover(project), store, tmp_path / "state")

@@ -27,6 +27,7 @@ async def test_the_same_bundle_replays_with_no_divergence_and_no_side_effects(
     assert report.served == 4 and report.turns == 1
     assert not recorded.note.exists()  # save_note never ran
     assert standin.hits == 1  # ping_server never called the server again
+    assert not recorded.hooked.exists()  # the hook never saw the replayed events
 
 
 async def test_a_renamed_tool_is_reported_at_its_request(recorded: Recorded) -> None:

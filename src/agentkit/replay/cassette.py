@@ -28,6 +28,7 @@ from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.tools.builtins import TASK, tool_table
 from agentkit.engine.tools.calls import Outcome, ToolEntry, ToolProvider
 from agentkit.errors import ModelError
+from agentkit.events import Usage
 from agentkit.models.base import (
     Finish,
     Model,
@@ -78,7 +79,7 @@ class CassetteModel:
         answer = self._subagent_answer(request)
         if answer is not None:
             yield TextDelta(answer)
-            yield Finish(stop_reason="end_turn", usage=_usage())
+            yield Finish(stop_reason="end_turn", usage=Usage())
             return
         if not self._steps:
             if self._turn is not None and self._turn.interrupted:
@@ -115,12 +116,6 @@ class CassetteModel:
                 del self._subagents[i]
                 return text
         return None
-
-
-def _usage() -> Any:
-    from agentkit.events import Usage
-
-    return Usage()
 
 
 @dataclass(slots=True)

@@ -6,7 +6,7 @@
 The session runs again in a store of its own: its messages are sent again, its approval
 decisions made again, its direct tool calls made again, while the cassette stands in for
 the model (unless one is given) and every tool answers from the recording. Nothing leaves
-the process: no model provider, no tool, no MCP server is called.
+the process: no model provider, no tool, no MCP server, no hook is called.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ async def replay_session(
     answering: Model = model if model is not None else cassette
     tools = RecordedTools(recording)
     host = CaseHost(bundle, lambda _id: answering)
+    host.runtime.fanout = None  # the agent's hooks act on the world: they saw it the first time
     parts = ReplayParts(bundle, lambda _id: answering, tools)
     host.runtime.parts = parts
     driver = _Driver(host, recording, cassette, timeout, live=model is not None)

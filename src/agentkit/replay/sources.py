@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord
 from agentkit.store.base import Store
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "RecordedSession",
@@ -54,12 +58,12 @@ async def store_session(store: Store, session_id: str) -> RecordedSession:
 
 
 async def host_sessions(
-    url: str, token: str | None, last: int, *, transport: object | None = None
+    url: str, token: str | None, last: int, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> list[RecordedSession]:
     """The `last` most recent sessions the token may read on the host at `url`."""
     from agentkit.client import AsyncClient
 
-    async with AsyncClient(url, token, transport=transport) as client:  # type: ignore[arg-type]
+    async with AsyncClient(url, token, transport=transport) as client:
         ids: list[str] = []
         async for summary in client.sessions(page_size=min(100, max(1, last))):
             ids.append(summary.session_id)
@@ -69,9 +73,13 @@ async def host_sessions(
 
 
 async def host_session(
-    url: str, token: str | None, session_id: str, *, transport: object | None = None
+    url: str,
+    token: str | None,
+    session_id: str,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> RecordedSession:
     from agentkit.client import AsyncClient
 
-    async with AsyncClient(url, token, transport=transport) as client:  # type: ignore[arg-type]
+    async with AsyncClient(url, token, transport=transport) as client:
         return RecordedSession(session_id, await client.dump(session_id))
