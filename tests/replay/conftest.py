@@ -195,7 +195,8 @@ async def record_session(bundle: AgentBundle, store: Store, state: Path) -> list
     await dispatcher.drain()
     await rt.resolve_approval(accepted.session_id, "c_book", "approve", principal=OWNER)
     await dispatcher.drain()
-    await hooks.close()  # (after the hooks saw every event)
+    await hooks.drain()  # every event handed to the hooks, then stop them
+    await hooks.close()
     assert model.remaining == 0
     return await store.read(accepted.session_id)
 
