@@ -122,3 +122,12 @@ async def test_a_live_model_gets_recorded_results_for_matching_calls_only(
     assert "unrecorded_call" in kinds
     assert kinds.count("call_not_made") == 4  # note, ping, the guide and the booking
     assert report.served == 1
+
+
+async def test_a_replay_that_runs_out_of_time_says_so(recorded: Recorded) -> None:
+    bundle = AgentBundle.discover(recorded.project)
+    report = await replay_session(bundle, recorded.events, timeout=0.0001)
+    [stopped] = [d for d in report.divergences if d.kind == "replay_stopped"]
+    assert "did not finish within" in stopped.reason
+    inputs = [recorded.index_of(t) for t in ("message.received", "action.approval_resolved")]
+    assert stopped.index in inputs  # the input it was playing when the time ran out

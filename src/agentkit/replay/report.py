@@ -28,6 +28,7 @@ KINDS = (
     "call_not_made",  # (--model) a recorded call the model did not make this time
     "not_replayed",  # the replay never reached a recorded call
     "turn_outcome",  # a turn ended differently (completed in one, failed in the other)
+    "replay_stopped",  # the replay could not go on (timed out, an input was refused)
 )
 
 

@@ -50,8 +50,15 @@ async def replay_session(
     host.runtime.parts = parts
     driver = _Driver(host, recording, cassette, timeout, live=model is not None)
     try:
-        async with asyncio.timeout(timeout):
-            await driver.play()
+        try:
+            async with asyncio.timeout(timeout):
+                await driver.play()
+        except TimeoutError:
+            why = f"the replay did not finish within {timeout:g}s"
+            driver.noted.append(Divergence(driver.at, "replay_stopped", why))
+        except AgentkitError as exc:  # the engine refused an input (a busy session, ...)
+            why = f"the replay stopped: {exc}"
+            driver.noted.append(Divergence(driver.at, "replay_stopped", why))
         replayed = await host.events(driver.session_id) if driver.session_id else []
     finally:
         await host.aclose()
@@ -95,11 +102,13 @@ class _Driver:
         self.ids: dict[str, str] = {}  # recorded call id -> replayed call id
         self.noted: list[Divergence] = []
         self.cutting = False  # the running turn waits for the next message to cut it
+        self.at = 0  # the recorded index of the input being played
 
     async def play(self) -> None:
         inputs = self.rec.inputs
         for i, item in enumerate(inputs):
             ahead = inputs[i + 1] if i + 1 < len(inputs) else None
+            self.at = item.call.index if isinstance(item, DirectCall) else item.index
             if isinstance(item, Message):
                 await self.send(item, cut_by_next=isinstance(ahead, Message))
             elif isinstance(item, Decision):
