@@ -2,7 +2,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check lint typecheck layers test test-random smoke coverage evals serve bench clean node-deps unasync
+.PHONY: setup check lint typecheck layers test test-random smoke coverage evals serve bench clean node-deps unasync check-deploy
 
 # uv installs when it is on PATH (several times faster), pip otherwise.
 UV ?= $(shell command -v uv 2>/dev/null)
@@ -108,6 +108,16 @@ coverage: $(COV_BIN)/agentkit
 evals: setup
 	AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir .
 	for d in examples/*/; do AGENTKIT_MODEL=test $(BIN)/agentkit eval --dir "$$d" || exit 1; done
+
+# Before `sam deploy`: replay the last CHECK_LAST recorded sessions on the bundle about to
+# ship and fail on any divergence. DEPLOY_URL reads them from the running stack (the token
+# in $$AGENTKIT_TOKEN, never on the command line); otherwise from the state folder STATE_ROOT.
+CHECK_DIR ?= .
+CHECK_LAST ?= 20
+STATE_ROOT ?= .agentkit
+check-deploy: setup
+	$(BIN)/agentkit check-deploy --dir "$(CHECK_DIR)" --last $(CHECK_LAST) \
+	  $(if $(DEPLOY_URL),--url "$(DEPLOY_URL)",--state-root "$(STATE_ROOT)")
 
 serve: $(SERVE_VENV)/bin/agentkit
 	$(SERVE_VENV)/bin/agentkit serve --dir examples/weather --dev

@@ -95,6 +95,16 @@ def called_tool(name: str, **arguments: Any) -> Assertion:
     return check
 
 
+def called_tools(*names: str) -> Assertion:
+    """The model called exactly these tools, in this order (arguments not compared)."""
+
+    def check(t: Trajectory) -> bool | str:
+        seen = [c.name for c in t.tool_calls]
+        return seen == list(names) or f"expected the calls {list(names)}; tools called: {seen}"
+
+    return check
+
+
 def did_not_call(name: str) -> Assertion:
     """The model never called tool `name`."""
 

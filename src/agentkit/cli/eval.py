@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from agentkit.authoring.evals import Trials
 from agentkit.cli import _style
+from agentkit.cli._eval_export import add_export
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.evals.baseline import compare, load_baseline, save_baseline
 from agentkit.evals.junit import write_junit
@@ -26,6 +27,7 @@ EXAMPLES = """\
 agentkit eval --dir .
 agentkit eval --dir . --tag smoke --junit reports/evals.xml
 agentkit eval --dir . --baseline evals/baseline.json
+agentkit eval export --session ses_123 --state-root .agentkit --dir .
 """
 EXIT_CODES = (
     "0 every case passed, 1 a case failed or the agent has errors, 2 usage error, 130 interrupted"
@@ -73,6 +75,7 @@ def register(subparsers: Any) -> None:
         help="write this run's results to the --baseline file",
     )
     parser.set_defaults(func=run)
+    add_export(parser)
 
 
 def _trials(raw: str | None) -> Trials | None:

@@ -233,6 +233,8 @@ async def invoke(entry: ToolEntry, value: Any, ctx: ToolContext, timeout: float)
             result = await asyncio.wait_for(tool_pool().run(fn, *args), timeout)
             if inspect.isawaitable(result):
                 result = await asyncio.wait_for(result, timeout)
+        if isinstance(result, Outcome):
+            return result  # a handler that already knows its outcome (a replay's recording)
         out = to_jsonable_python(result, fallback=str)
     except PoolSaturated as exc:
         return Outcome(True, error=str(exc), duration_ms=elapsed_ms(started))
