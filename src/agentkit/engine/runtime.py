@@ -51,6 +51,7 @@ from agentkit.sessions import (
     validate_session_id,
 )
 from agentkit.store.base import Page, SessionFolders, Store
+from agentkit.store.listing import StartedWindow
 
 if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
@@ -328,10 +329,18 @@ class AgentRuntime:
         return await self._owned(session_id, principal)
 
     async def list_sessions(
-        self, *, principal: Principal, limit: int = 50, cursor: str | None = None
+        self,
+        *,
+        principal: Principal,
+        limit: int = 50,
+        cursor: str | None = None,
+        owner: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
-        owner = None if principal.admin else principal.id
-        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+        from agentkit.engine.fleet import listing_owner
+
+        listed = listing_owner(principal, owner)
+        return await self.store.list_sessions(listed, limit=limit, cursor=cursor, started=started)
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
         """A listed session's status, folded from the tail of its events; None when it is
