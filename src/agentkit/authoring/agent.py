@@ -9,7 +9,6 @@ from typing import Any
 from agentkit.authoring.context_options import parse_context_options
 from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import parse_budget, parse_prices
-from agentkit.models.base import Model
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +21,9 @@ class AgentDefinition:
     inline.
     """
 
-    model: str | Model | None = None
+    # A model object is checked against the `Model` protocol when the agent compiles
+    # (authoring sits below the models layer, so it names no model type here).
+    model: str | object | None = None
     max_steps: int = 20
     description: str | None = None
     instructions: str | None = None
@@ -34,7 +35,7 @@ class AgentDefinition:
 
 def define_agent(
     *,
-    model: str | Model | None = None,
+    model: str | object | None = None,
     max_steps: int = 20,
     description: str | None = None,
     instructions: str | None = None,
