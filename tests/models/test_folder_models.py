@@ -8,7 +8,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agentkit.engine.dispatch import LocalDispatcher
+from agentkit.engine.runtime import AgentRuntime
+from agentkit.events import EventType
 from agentkit.project.bundle import AgentBundle
+from agentkit.sessions import Principal
+from agentkit.store.memory import MemoryStore
 from tests.fixtures.http_server import SLUG, ServeFactory, write_agent
 from tests.server.helpers import read_stream, turn_ends
 
@@ -114,3 +119,23 @@ def test_an_object_that_is_not_a_model_is_a_compile_diagnostic(
     assert [(d.path, d.severity) for d in found] == [("agent/agent.py", "error")]
     assert "agentkit.models.Model" in found[0].message
     assert says in found[0].message
+
+
+@pytest.mark.parametrize(("env", "expected"), [("", "mycorp:oslo-weather"), ("test", "test")])
+async def test_agentkit_model_still_overrides_a_folder_model(
+    agent_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str, expected: str
+) -> None:
+    monkeypatch.setenv("AGENTKIT_MODEL", env)
+    runtime = AgentRuntime(
+        AgentBundle.discover(agent_project), MemoryStore(), state_root=tmp_path / "state"
+    )
+    dispatcher = runtime.dispatcher
+    assert isinstance(dispatcher, LocalDispatcher)
+    try:
+        accepted = await runtime.start_session("Weather in Oslo?", principal=Principal("me"))
+        await dispatcher.drain()
+        events = await runtime.store.read(accepted.session_id)
+    finally:
+        await dispatcher.close()
+    started = next(e for e in events if e.type == EventType.TURN_STARTED)
+    assert started.data["model"] == expected
