@@ -15,12 +15,15 @@ from agentkit.costs import parse_budget, parse_prices
 class AgentDefinition:
     """Runtime config of an agent (root `agent/agent.py`, or a subagent's `agent.py`).
 
-    `model` is a `provider:model` id (None inherits: the root falls back to the host default,
-    a subagent to its parent). `description` is required on subagents; a subagent may also
-    carry its `instructions` inline.
+    `model` is a `provider:model` id, or an object implementing `agentkit.models.Model`
+    (None inherits: the root falls back to the host default, a subagent to its parent).
+    `description` is required on subagents; a subagent may also carry its `instructions`
+    inline.
     """
 
-    model: str | None = None
+    # A model object is checked against the `Model` protocol when the agent compiles
+    # (authoring sits below the models layer, so it names no model type here).
+    model: str | object | None = None
     max_steps: int = 20
     description: str | None = None
     instructions: str | None = None
@@ -32,7 +35,7 @@ class AgentDefinition:
 
 def define_agent(
     *,
-    model: str | None = None,
+    model: str | object | None = None,
     max_steps: int = 20,
     description: str | None = None,
     instructions: str | None = None,
@@ -42,6 +45,11 @@ def define_agent(
     **options: Any,
 ) -> AgentDefinition:
     """Define an agent's runtime config.
+
+    `model` names the model as a `provider:model` id, or is the model itself: any object
+    with an `id` string and a `stream(request)` method (the `agentkit.models.Model`
+    protocol), such as `ScriptedModel([...])` or a provider we don't ship. The manifest
+    records the object's `id`; an object missing either part is a compile error.
 
     `stop_grace` is how many seconds running tools get to finish after a stop (or a
     follow-up) interrupts their turn; then they are cancelled (`ctx.cancelled` is set at

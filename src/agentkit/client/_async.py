@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -31,6 +32,7 @@ from agentkit.client._config import (
     write_headers,
 )
 from agentkit.client._errors import ConnectionLost, check, refuse
+from agentkit.client._listing import listing_params
 from agentkit.client._models import Accepted, Approval, SessionSummary, ToolCall
 from agentkit.client._stream import (
     FINAL,
@@ -157,11 +159,33 @@ class AsyncClient:
         """A handle on an existing session (give the token to send follow-ups)."""
         return AsyncSession(self, session_id, continuation_token)
 
-    async def sessions(self, *, page_size: int = 50) -> AsyncIterator[SessionSummary]:
-        """The caller's sessions, newest first, page after page."""
+    async def sessions(
+        self,
+        *,
+        page_size: int = 50,
+        status: str | Iterable[str] | None = None,
+        principal: str | None = None,
+        min_cost: float | None = None,
+        started_after: datetime | str | None = None,
+        started_before: datetime | str | None = None,
+    ) -> AsyncIterator[SessionSummary]:
+        """The caller's sessions, newest first, page after page.
+
+        Filters: `status` (one or several of idle, running, awaiting_approval, completed,
+        failed), `principal` (an admin's choice of owner), `min_cost` (dollars so far), and
+        `started_after` (inclusive) / `started_before` (exclusive) on the creation time.
+        """
         cursor: str | None = None
+        query = listing_params(
+            page_size=page_size,
+            status=status,
+            principal=principal,
+            min_cost=min_cost,
+            started_after=started_after,
+            started_before=started_before,
+        )
         while True:
-            params: dict[str, Any] = {"limit": page_size}
+            params: dict[str, Any] = dict(query)
             if cursor:
                 params["cursor"] = cursor
             page = (await self._get("/v1/sessions", params)).json()

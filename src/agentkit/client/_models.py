@@ -81,6 +81,7 @@ class SessionSummary:
     created_at: str
     updated_at: str
     continuation_key: str | None = None
+    cost_usd: float | None = None  # dollars so far; None when a price is unknown
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> SessionSummary:
@@ -93,4 +94,5 @@ class SessionSummary:
             created_at=str(raw["createdAt"]),
             updated_at=str(raw["updatedAt"]),
             continuation_key=raw.get("continuationKey"),
+            cost_usd=raw.get("costUsd"),
         )

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.tools import ToolDefinition
 from agentkit.engine.arms import AbSource, experiments
+from agentkit.engine.folder_models import FolderModelResolver
 from agentkit.models import agent_model_id
 from agentkit.models.base import Model
-from agentkit.project.manifest import Manifest
+from agentkit.project.manifest import CodeRef, Manifest
 
 if TYPE_CHECKING:
     from agentkit.engine.tools.calls import ToolEntry, ToolProvider
@@ -37,6 +38,8 @@ class Bundle(AbSource, Protocol):
 
     def tool(self, name: str) -> ToolDefinition | None: ...
 
+    def definition(self, ref: CodeRef) -> Any: ...
+
 
 class AgentParts:
     """One bundle's tool table, model, system prompt and experiments, each built once."""
@@ -44,7 +47,8 @@ class AgentParts:
     def __init__(self, bundle: Bundle, model_resolver: Callable[[str | None], Model]) -> None:
         self.bundle = bundle
         self.manifest = bundle.manifest
-        self._resolve = model_resolver
+        # Ids the folder defines as model objects resolve to those; the rest go to the host.
+        self.resolve: Callable[[str | None], Model] = FolderModelResolver(bundle, model_resolver)
         self._tools: dict[str, ToolEntry] | None = None
         self._model: Model | None = None
         self._system: str | None = None
@@ -72,7 +76,7 @@ class AgentParts:
     def model(self) -> Model:
         """The agent's model, resolved on first use (`ModelError` when it cannot be)."""
         if self._model is None:
-            self._model = self._resolve(agent_model_id(self.manifest.agent.model))
+            self._model = self.resolve(agent_model_id(self.manifest.agent.model))
         return self._model
 
     def system_prompt(self) -> str:

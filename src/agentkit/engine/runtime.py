@@ -37,6 +37,7 @@ from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page, SessionFolders, Store
+from agentkit.store.listing import StartedWindow
 
 if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
@@ -222,9 +223,15 @@ class AgentRuntime:
         return await self.reads.by_key(channel_id, key, principal)
 
     async def list_sessions(
-        self, *, principal: Principal, limit: int = 50, cursor: str | None = None
+        self,
+        *,
+        principal: Principal,
+        limit: int = 50,
+        cursor: str | None = None,
+        owner: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
-        return await self.reads.list_sessions(principal, limit, cursor)
+        return await self.reads.list_sessions(principal, limit, cursor, owner, started)
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
         """A listed session's status (see `SessionReads.status`); None when it is gone."""

@@ -17,6 +17,7 @@ from agentkit.events import Event
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page
+from agentkit.store.listing import StartedWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +115,26 @@ class AgentService(Protocol):
         ...
 
     async def list_sessions(
-        self, *, principal: Principal, limit: int = 50, cursor: str | None = None
-    ) -> Page: ...
+        self,
+        *,
+        principal: Principal,
+        limit: int = 50,
+        cursor: str | None = None,
+        owner: str | None = None,
+        started: StartedWindow | None = None,
+    ) -> Page:
+        """The sessions `principal` may see, newest first: an admin's all (or `owner`'s),
+        anyone else's own; `started` narrows them to a window of creation times."""
+        ...
 
     async def session_status(self, session_id: str) -> SessionStatus | None:
         """A listed session's status folded from its events (cheaply: from the tail);
         None when the session is gone. The caller has checked ownership."""
+        ...
+
+    async def session_cost(self, session_id: str) -> float | None:
+        """A listed session's cost so far in dollars; None when a price was unknown or the
+        session is gone. The caller has checked ownership."""
         ...
 
     async def read_events(

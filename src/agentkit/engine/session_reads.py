@@ -18,6 +18,7 @@ from agentkit.sessions import (
     validate_session_id,
 )
 from agentkit.store.base import Page, Store
+from agentkit.store.listing import StartedWindow
 
 
 class SessionReads:
@@ -48,9 +49,19 @@ class SessionReads:
             raise Forbidden("not the owner of this session")
         return record
 
-    async def list_sessions(self, principal: Principal, limit: int, cursor: str | None) -> Page:
-        owner = None if principal.admin else principal.id
-        return await self.store.list_sessions(owner, limit=limit, cursor=cursor)
+    async def list_sessions(
+        self,
+        principal: Principal,
+        limit: int,
+        cursor: str | None,
+        owner: str | None = None,
+        started: StartedWindow | None = None,
+    ) -> Page:
+        """`principal`'s sessions, or, for an admin, `owner`'s (everyone's when None)."""
+        from agentkit.engine.fleet import listing_owner
+
+        listed = listing_owner(principal, owner)
+        return await self.store.list_sessions(listed, limit=limit, cursor=cursor, started=started)
 
     async def status(self, session_id: str) -> SessionStatus | None:
         """A listed session's status, folded from the tail of its events; None when it is

@@ -8,7 +8,8 @@ this package stays cheap and needs no optional extra.
 A package can bring a provider we don't ship by registering a factory under the
 `agentkit.models` entry-point group: with `mycorp = "mycorp.models:create"` in its
 `[project.entry-points."agentkit.models"]`, the id `mycorp:model-x` resolves to
-`create("model-x")`, which returns an object implementing `Model`.
+`create("model-x")`, which returns an object implementing `Model`. An agent folder can
+also hand `define_agent(model=...)` such an object directly (see docs/engine.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.errors import ModelError
 from agentkit.models.base import Model
+from agentkit.models.conformance import as_model, model_object_problem
 
 if TYPE_CHECKING:
     from agentkit.models.scripted import ScriptedModel, Step
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PROVIDERS",
+    "Model",
     "ScriptedModel",
     "Step",
     "TestModel",
@@ -114,14 +117,12 @@ def _from_entry_point(ep: EntryPoint, name: str) -> Model:
             f"the {ep.name} model provider ({ep.value}) failed to create {name!r}:"
             f" {type(exc).__name__}: {exc}"
         ) from exc
-    if not isinstance(getattr(model, "id", None), str) or not callable(
-        getattr(model, "stream", None)
-    ):
+    result = as_model(model)
+    if result is None:
         raise ModelError(
             f"the {ep.name} model provider ({ep.value}) returned {type(model).__name__},"
-            " which is not a Model: it needs an `id` string and a `stream(request)` method"
+            f" which is not a Model: {model_object_problem(model)}"
         )
-    result: Model = model
     return result
 
 

@@ -181,7 +181,7 @@ def _subagent(ctx: Ctx, folder: Path) -> SubagentSpec | None:
         )
         return None
     assert definition is not None
-    model = ctx.check_model(definition.model, agent_py)
+    model = ctx.check_agent_model(definition.model, agent_py)
     instructions = discover_instructions(ctx, folder, inline=definition.instructions)
     if instructions is None or not instructions.strip():
         ctx.diag.add(

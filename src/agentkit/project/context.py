@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentkit.models.conformance import as_model, model_object_problem
 from agentkit.project.diagnostics import Collector
 from agentkit.project.files import ProjectFS
 from agentkit.project.frontmatter import FrontmatterError, MarkdownDoc, parse_markdown
@@ -50,6 +51,25 @@ class Ctx:
             self.diag.add("model.invalid", self.fs.rel(path), problem)
             return None
         return str(model)
+
+    def check_agent_model(self, model: object, path: Path) -> str | None:
+        """`define_agent`'s model as the manifest records it: the id, or a model object's.
+
+        Only an agent's own file may hand over a model object; everywhere else a model is
+        named by id.
+        """
+        if model is None or isinstance(model, str):
+            return self.check_model(model, path)
+        found = as_model(model)
+        if found is None:
+            self.diag.add(
+                "model.invalid",
+                self.fs.rel(path),
+                "define_agent(model=...) takes a 'provider:model' id or an object implementing"
+                f" agentkit.models.Model: {model_object_problem(model)}",
+            )
+            return None
+        return found.id
 
     def ignored(self, path: Path, why: str) -> None:
         self.diag.add("file.ignored", self.fs.rel(path), why)

@@ -170,7 +170,7 @@ def _agent_spec(ctx: Ctx, slug: str) -> tuple[AgentSpec, str | None]:
     spec = AgentSpec(
         name=name,
         slug=slug,
-        model=ctx.check_model(definition.model, path),
+        model=ctx.check_agent_model(definition.model, path),
         max_steps=definition.max_steps,
         tool_timeout=definition.tool_timeout,
         stop_grace=definition.stop_grace,

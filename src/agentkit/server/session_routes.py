@@ -6,14 +6,13 @@ busy-ness are the service's to decide (it raises the `HttpError`s the spec names
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from starlette.responses import Response, StreamingResponse
 
 from agentkit.engine.on_busy import agent_on_busy
-from agentkit.engine.service import Accepted, AgentService
+from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, InvalidId, NotFound
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
@@ -27,10 +26,10 @@ from agentkit.server.schemas import (
     FollowUpBody,
     SessionAccepted,
     SessionList,
-    SessionSummary,
     StartSessionBody,
     StopResult,
 )
+from agentkit.server.session_listing import FILTER_PARAMETERS, fleet_query, session_list
 from agentkit.server.state import principal, public_base, server_state
 from agentkit.server.streaming import NDJSON, follow_stream, ndjson_lines
 from agentkit.sessions import Principal, validate_session_id
@@ -201,43 +200,18 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     @router.get(
         "/v1/sessions",
         responses={200: {"model": SessionList}},
-        openapi_extra={"parameters": LIST_PARAMETERS},
+        openapi_extra={"parameters": LIST_PARAMETERS + FILTER_PARAMETERS},
     )
     async def sessions(caller: Caller, request: Request) -> JSONResponse:
-        """The caller's sessions, newest first (every session under `--dev` on loopback)."""
+        """The caller's sessions, newest first (an admin's: anyone's), filtered by status,
+        principal, cost and start time."""
         # The query is read here rather than declared as FastAPI parameters: a declared
         # parameter or response model makes the route's first build load `pydantic.v1`
         # (FastAPI's compatibility check) and a schema, the largest part of a cold
         # start's first store read (bench/bench_coldstart.py). The documented schema is
         # the same (`LIST_PARAMETERS`).
         limit, cursor = list_query(request)
-        try:
-            page = await service.list_sessions(principal=caller, limit=limit, cursor=cursor)
-        except InvalidId as exc:
-            raise BadRequest(str(exc)) from None
-        except (ValueError, KeyError, TypeError):
-            raise BadRequest("invalid cursor") from None
-        # Each status reads only the tail of its stream; the listed sessions' reads overlap.
-        statuses = await asyncio.gather(*(service.session_status(r.id) for r in page.items))
-        costs = await _costs(service, [r.id for r in page.items])
-        listed = SessionList(
-            sessions=[
-                SessionSummary(
-                    session_id=r.id,
-                    channel_id=r.channel_id,
-                    mode=r.mode,
-                    status=status,
-                    principal=r.principal,
-                    continuation_key=r.continuation_key,
-                    created_at=r.created_at,
-                    updated_at=r.updated_at,
-                    cost_usd=cost,
-                )
-                for r, status, cost in zip(page.items, statuses, costs, strict=True)
-                if status is not None  # deleted since it was listed
-            ],
-            cursor=page.cursor,
-        )
+        listed = await session_list(service, caller, fleet_query(request), limit, cursor)
         return JSONResponse(listed.model_dump(mode="json", by_alias=True))
 
     _add_stop_route(router, mount)
@@ -312,11 +286,3 @@ def _add_approval_routes(router: APIRouter, mount: AgentMount) -> None:
             return DecisionResult(call_id=call_id, decision=body.decision)
 
         return await answer_once(request, service, caller, "resolve_approval", work)
-
-
-async def _costs(service: AgentService, session_ids: list[str]) -> list[float | None]:
-    """Each listed session's cost so far (None where unknown or not offered)."""
-    fn = getattr(service, "session_cost", None)
-    if fn is None:
-        return [None] * len(session_ids)
-    return list(await asyncio.gather(*(fn(sid) for sid in session_ids)))

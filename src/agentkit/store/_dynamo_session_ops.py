@@ -17,6 +17,7 @@ from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
 from agentkit.store import _dynamo_codec as codec
 from agentkit.store._dynamo_calls import Caller, ConditionFailed, TransactionCancelled
+from agentkit.store._dynamo_listing import window_on_sort_key
 from agentkit.store._dynamo_schema import (
     ALL_SESSIONS_INDEX,
     LIST_ALL_ATTRIBUTE,
@@ -35,6 +36,7 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+from agentkit.store.listing import StartedWindow
 
 # How often a transaction cancelled only by a conflict with another one is tried.
 CONFLICT_ATTEMPTS = 5
@@ -151,14 +153,19 @@ class SessionOps:
         return codec.session_from_item(item) if item else None
 
     async def list_sessions(
-        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+        self,
+        principal: str | None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
         if principal is None:
             index, part_name, part_value = ALL_SESSIONS_INDEX, LIST_ALL_ATTRIBUTE, "session"
         else:
             index, part_name, part_value = PRINCIPAL_INDEX, PRINCIPAL_ATTRIBUTE, principal
         limit = max(1, limit)
-        if part_value == "":
+        if part_value == "" or (started is not None and started.empty):
             return Page()  # nobody is the empty principal (index keys can't be empty)
         kwargs: dict[str, Any] = {
             "TableName": self._state,
@@ -168,6 +175,8 @@ class SessionOps:
             "ExpressionAttributeValues": {":part": codec.s(part_value)},
             "ScanIndexForward": False,
         }
+        if started is not None:
+            window_on_sort_key(kwargs, started)
         if cursor is not None:
             _, after_id = decode_cursor(cursor)
             kwargs["ExclusiveStartKey"] = {

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from agentkit.events import Event, EventDraft
 from agentkit.reminders import ReminderRecord
 from agentkit.sessions import SessionRecord
+from agentkit.store.listing import StartedWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +66,15 @@ class SessionStore(Protocol):
         """The session, or None when it does not exist or was deleted."""
 
     async def list_sessions(
-        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+        self,
+        principal: str | None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
-        """Sessions owned by `principal` (all sessions when None), newest first."""
+        """Sessions owned by `principal` (all sessions when None), newest first; with
+        `started`, only those created inside that window (read by index, not filtered)."""
 
     async def find_session(self, channel_id: str, continuation_key: str) -> SessionRecord | None:
         """The session a channel-defined continuation key points at, if any."""

@@ -82,6 +82,7 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+from agentkit.store.listing import StartedWindow
 
 Clock = Callable[[], float]
 T = TypeVar("T")
@@ -223,13 +224,22 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         return SessionRecord.from_dict(raw) if raw is not None else None
 
     async def list_sessions(
-        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+        self,
+        principal: str | None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
         after = encode_cursor(*decode_cursor(cursor)) if cursor is not None else None
-        return await offload(self._list_sync, principal, max(1, limit), after)
+        return await offload(self._list_sync, principal, max(1, limit), after, started)
 
-    def _list_sync(self, principal: str | None, limit: int, after: str | None) -> Page:
+    def _list_sync(
+        self, principal: str | None, limit: int, after: str | None, started: StartedWindow | None
+    ) -> Page:
         markers = self._index.newest_first(principal, after)
+        if started is not None:
+            markers = [m for m in markers if started.holds(m)]
         items: list[SessionRecord] = []
         last = 0
         for last, marker in enumerate(markers, start=1):  # noqa: B007 - read after the loop

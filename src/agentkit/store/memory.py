@@ -30,6 +30,7 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+from agentkit.store.listing import StartedWindow
 
 Clock = Callable[[], float]
 
@@ -74,7 +75,12 @@ class MemoryStore:
             return found.record if found else None
 
     async def list_sessions(
-        self, principal: str | None, *, limit: int = 50, cursor: str | None = None
+        self,
+        principal: str | None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        started: StartedWindow | None = None,
     ) -> Page:
         after = decode_cursor(cursor) if cursor is not None else None
         limit = max(1, limit)
@@ -88,6 +94,8 @@ class MemoryStore:
         keyed.reverse()
         if after is not None:
             keyed = [(k, r) for k, r in keyed if k < after]
+        if started is not None:
+            keyed = [(k, r) for k, r in keyed if started.holds(encode_cursor(*k))]
         page = keyed[:limit]
         next_cursor = None
         if len(keyed) > limit:

@@ -149,7 +149,7 @@ async def _drive(
     parts = host.parts  # this turn's, even if the bundle is reloaded while it runs
     arms = Arms.of(events, parts.experiments)
     try:
-        model = host.model_resolver(arms.model) if arms.model else parts.model()
+        model = parts.resolve(arms.model) if arms.model else parts.model()
     except ModelError as exc:
         await fail_turn(recorder, state, str(exc))
         return None
@@ -165,7 +165,7 @@ async def _drive(
         session=record,
         recorder=recorder,
         model=model,
-        resolve_model=host.model_resolver,
+        resolve_model=parts.resolve,
         tools=tools,
         system=arms.system(parts.system_prompt()),
         max_steps=arms.max_steps,
