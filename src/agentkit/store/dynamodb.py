@@ -102,6 +102,7 @@ from agentkit.store._dynamo_schema import (
 )
 from agentkit.store._dynamo_stream import chunk_query, read_stream_event
 from agentkit.store._offload import offload
+from agentkit.store.blobs import BlobStore
 from agentkit.store.ids import validate_session_id
 
 __all__ = [
@@ -157,8 +158,10 @@ class DynamoDBStore(DynamoEvents):
         clock: Callable[[], float] = time.time,
         poll_interval: float = 0.05,
         max_poll_interval: float = 0.5,
+        blobs: BlobStore | None = None,
     ) -> None:
         self.settings = settings or DynamoDBSettings.from_env()
+        self.blobs = blobs
         self._owns_client = client is None
         caller = Caller(client if client is not None else make_client(self.settings))
         super().__init__(caller, self.settings.sessions_table, clock)
