@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +31,42 @@ from agentkit.store.blobs import LARGE_PAYLOAD_BYTES, BlobRef, BlobStore
 BLOBS_KEY = "$blobs"
 WHOLE = "*"
 _ENCODER = msgspec.json.Encoder()
+# Decoded blobs recently read, by hash: a session with large results is read again on every
+# turn, and a blob's content never changes. Values are shared: treat them as read-only,
+# like every event a store returns.
+_DECODED_CACHE_BYTES = 64 << 20
+
+
+class _Decoded:
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._size = 0
+        self._items: OrderedDict[str, tuple[int, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, ref: BlobRef) -> Any:
+        with self._lock:
+            found = self._items.get(ref.sha256)
+            if found is None:
+                return _MISSING
+            self._items.move_to_end(ref.sha256)
+            return found[1]
+
+    def put(self, ref: BlobRef, value: Any) -> None:
+        if ref.size > self._limit // 4:
+            return
+        with self._lock:
+            if ref.sha256 in self._items:
+                return
+            self._items[ref.sha256] = (ref.size, value)
+            self._size += ref.size
+            while self._size > self._limit:
+                _, (size, _) = self._items.popitem(last=False)
+                self._size -= size
+
+
+_MISSING = object()
+_CACHE = _Decoded(_DECODED_CACHE_BYTES)
 
 
 def encode(value: Any) -> bytes:
@@ -117,15 +155,33 @@ def _names(data: dict[str, Any]) -> list[str]:
     return named
 
 
-def _rebuilt(data: dict[str, Any], bodies: dict[str, bytes]) -> dict[str, Any]:
+def _rebuilt(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     named = _names(data)
     if named == [WHOLE]:
-        inner: dict[str, Any] = json.loads(bodies[WHOLE])
-        return inner
+        inner = values[WHOLE]
+        if not isinstance(inner, dict):
+            raise StoreError("a stored event's payload blob is not an object")
+        return dict(inner)
     out = {k: v for k, v in data.items() if k != BLOBS_KEY}
     for key in named:
-        out[key] = json.loads(bodies[key])
+        out[key] = values[key]
     return out
+
+
+def _decoded(ref: BlobRef, body: bytes) -> Any:
+    value = json.loads(body)
+    _CACHE.put(ref, value)
+    return value
+
+
+async def _value(ref: BlobRef, blobs: BlobStore) -> Any:
+    found = _CACHE.get(ref)
+    return _decoded(ref, await blobs.get(ref)) if found is _MISSING else found
+
+
+def _value_sync(ref: BlobRef, blobs: BlobStore) -> Any:
+    found = _CACHE.get(ref)
+    return _decoded(ref, blobs.get_sync(ref)) if found is _MISSING else found
 
 
 def _replaced(event: Event, data: dict[str, Any]) -> Event:
@@ -142,15 +198,15 @@ def _replaced(event: Event, data: dict[str, Any]) -> Event:
 async def _restore_data(data: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
     while is_stored_large(data):
         named = _names(data)
-        bodies = await asyncio.gather(*(blobs.get(_ref_of(data.get(k))) for k in named))
-        data = _rebuilt(data, dict(zip(named, bodies, strict=True)))
+        values = await asyncio.gather(*(_value(_ref_of(data.get(k)), blobs) for k in named))
+        data = _rebuilt(data, dict(zip(named, values, strict=True)))
     return data
 
 
 def _restore_data_sync(data: dict[str, Any], blobs: BlobStore) -> dict[str, Any]:
     while is_stored_large(data):
         named = _names(data)
-        data = _rebuilt(data, {k: blobs.get_sync(_ref_of(data.get(k))) for k in named})
+        data = _rebuilt(data, {k: _value_sync(_ref_of(data.get(k)), blobs) for k in named})
     return data
 
 
