@@ -116,7 +116,7 @@ async def test_a_missing_or_damaged_s3_blob_is_reported(s3_client: Any, s3_bucke
         await blobs.get(ref)
 
 
-async def test_a_dynamodb_store_without_blobs_says_so_on_a_large_event(
+async def test_a_dynamodb_store_without_the_bucket_says_so_on_a_large_event(
     dynamodb_store_factory: Any, s3_client: Any, s3_bucket: str
 ) -> None:
     store = dynamodb_store_factory(blobs=S3Blobs(s3_client, s3_bucket))
@@ -128,6 +128,39 @@ async def test_a_dynamodb_store_without_blobs_says_so_on_a_large_event(
     )
     blind = dynamodb_store_factory(settings=store.settings)
 
-    with pytest.raises(StoreError, match="without them"):
+    with pytest.raises(StoreError, match="missing from the events table"):
         await blind.read(record.id)
     assert (await store.read(record.id))[0].data["result"] == result
+
+
+async def test_without_a_bucket_dynamodb_keeps_blobs_in_the_events_table(
+    dynamodb_store_factory: Any, dynamodb_client: Any
+) -> None:
+    from agentkit.store import _dynamo_codec as codec
+    from agentkit.store._dynamo_blobs import BLOB_CHUNK_BYTES, DynamoBlobs
+    from agentkit.store.dynamodb import read_stream_event
+
+    store = dynamodb_store_factory()
+    assert isinstance(store.blobs, DynamoBlobs)
+    record = SessionRecord(id=new_session_id())
+    await store.create_session(record)
+    result = "y" * (5 * BLOB_CHUNK_BYTES + 7)
+    call = draft(ActionResult(call_id="c1", tool_name="dump", result=result))
+    await store.append(record.id, [call, call])
+
+    items = dynamodb_client.scan(TableName=store.settings.events_table)["Items"]
+    assert max(codec.item_size(item) for item in items) < BLOB_CHUNK_BYTES + 1024
+    chunks = [
+        i
+        for i in items
+        if codec.get_s(
+            i,
+            "sessionId",
+        ).startswith("blob#sha256#")
+    ]
+    assert len(chunks) == 6 and store.blobs.count() == 1  # the same result, stored once
+    events = await store.read(record.id)
+    assert [e.data["result"] for e in events] == [result, result]
+    image = next(i for i in items if codec.get_s(i, "sessionId") == record.id)
+    streamed = read_stream_event(dynamodb_client, store.settings.events_table, image, store.blobs)
+    assert streamed is not None and streamed.data["result"] == result

@@ -42,9 +42,8 @@ class DynamoEvents(SessionOps):
     # The next index this store expects per session: a guess, checked by every put.
     _next: dict[str, int]
     _gates: Gates
-    # Where payloads over `LARGE_PAYLOAD_BYTES` go (S3); without, events over 300 KB are
-    # split into chunk items in the events table, as before there were blobs.
-    blobs: BlobStore | None
+    # Where payloads over `LARGE_PAYLOAD_BYTES` go (S3, or chunk items of the events table).
+    blobs: BlobStore
 
     async def append(
         self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
@@ -57,7 +56,7 @@ class DynamoEvents(SessionOps):
             return []
         if session_id not in self._next:  # unknown sessions fail before any chunk is written
             self._next.setdefault(session_id, await self._end(session_id))
-        stored = list(drafts) if self.blobs is None else await offload_large(drafts, self.blobs)
+        stored = await offload_large(drafts, self.blobs)
         prepared = [await self._prepare(session_id, d) for d in stored]
         recorded: list[Event] = []
         async with self._gates.hold(session_id):
