@@ -111,6 +111,10 @@ async def _child(
     accepted = await rt.follow_up(session_id, token, "please lookup the crash", principal=ALICE)
     (state / "token").write_text(accepted.continuation_token)
     await settle(rt)
+    # Reached only when the turn never compacted: say what it did instead.
+    events = await store.read(session_id)
+    lease = await store.get_lease(session_id)
+    print([(e.type, e.data.get("error")) for e in events[-6:]], lease, file=sys.stderr)
 
 
 if __name__ == "__main__":
