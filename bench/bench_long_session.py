@@ -11,12 +11,15 @@ one request at a time and slows down as a table grows):
   (goal: the last at most 1.5x turn 10);
 - the largest request sent, in estimated tokens, against the window;
 - the bytes the store holds for the session against the bytes of new content (messages,
-  tool results, replies);
+  tool results, replies), blobs included: with `--large-every N`, every Nth tool result is
+  `--large-kb` KB, over the 64 KB at which a payload is stored once as a blob (files under
+  the state folder; S3 beside DynamoDB);
 - the time to replay the whole session (read every event, fold the conversation afresh).
 
 Nothing is asserted: the numbers are printed.
 
     python bench/bench_long_session.py [--turns 1000] [--dynamo-turns 100] [--window 32000]
+        [--result-kb 5] [--large-every 0] [--large-kb 256]
 """
 
 from __future__ import annotations
@@ -63,7 +66,9 @@ class Measured(TestModel):
         return super().respond(request)
 
 
-def write_agent(root: Path, window: int, result_bytes: int) -> AgentBundle:
+def write_agent(
+    root: Path, window: int, result_bytes: int, large_every: int = 0, large_bytes: int = 0
+) -> AgentBundle:
     files = {
         "agent/instructions.md": "You look things up.\n",
         "agent/agent.py": f"""
@@ -80,6 +85,9 @@ def write_agent(root: Path, window: int, result_bytes: int) -> AgentBundle:
             @define_tool(description="Look something up.")
             def lookup(input: LookupInput, ctx) -> str:
                 line = "report on " + input.query + ": " + "lorem ipsum " * 20
+                n = int(input.query.rsplit(" ", 1)[-1]) if input.query[-1:].isdigit() else 1
+                if {large_every} and n % {large_every} == 0:
+                    return (line * ({large_bytes} // len(line) + 1))[:{large_bytes}]
                 return (line * 100)[:{result_bytes}]
         """,
     }
@@ -152,11 +160,12 @@ async def files_store(args: argparse.Namespace, tmp: Path) -> None:
 
     state = tmp / "files-state"
     store = FileStore(state)
-    bundle = write_agent(tmp / "proj", args.window, args.result_kb * 1024)
+    bundle = write_agent(tmp / "proj", *agent_sizes(args))
 
     def stored(session_id: str) -> int:
-        folder = store.session_dir(session_id)
-        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        # The bench's one session owns every blob of the state folder.
+        files = [*store.session_dir(session_id).rglob("*"), *store.blobs.folder.rglob("*")]
+        return sum(p.stat().st_size for p in files if p.is_file())
 
     try:
         result = await run(store, state, bundle, args.turns, stored)
@@ -165,8 +174,16 @@ async def files_store(args: argparse.Namespace, tmp: Path) -> None:
     report("file store", args.turns, args.window, result)
 
 
+def agent_sizes(args: argparse.Namespace) -> tuple[int, int, int, int]:
+    return (args.window, args.result_kb * 1024, args.large_every, args.large_kb * 1024)
+
+
 async def dynamodb_store(args: argparse.Namespace, tmp: Path) -> None:
+    import boto3
+
     from agentkit.emulator.moto_server import start_moto, stop_moto
+    from agentkit.store._dynamo_codec import item_size
+    from agentkit.store._s3blobs import S3Blobs
     from agentkit.store.dynamodb import DynamoDBSettings, DynamoDBStore, create_tables, make_client
 
     for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
@@ -181,15 +198,19 @@ async def dynamodb_store(args: argparse.Namespace, tmp: Path) -> None:
         )
         client = make_client(settings)
         create_tables(client, settings)
-        store = DynamoDBStore(settings, client=client)
-        bundle = write_agent(tmp / "proj-ddb", args.window, args.result_kb * 1024)
+        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=url)
+        s3.create_bucket(Bucket="bench-blobs")
+        store = DynamoDBStore(settings, client=client, blobs=S3Blobs(s3, "bench-blobs"))
+        bundle = write_agent(tmp / "proj-ddb", *agent_sizes(args))
 
         def stored(session_id: str) -> int:
+            # DynamoDB's own measure of each item, plus the S3 objects of the blobs.
             total = 0
             pages = client.get_paginator("scan").paginate(TableName=settings.events_table)
             for page in pages:
-                for item in page["Items"]:
-                    total += sum(len(k) + len(str(v)) for k, v in item.items())
+                total += sum(item_size(item) for item in page["Items"])
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket="bench-blobs"):
+                total += sum(obj["Size"] for obj in page.get("Contents", []))
             return total
 
         try:
@@ -197,6 +218,7 @@ async def dynamodb_store(args: argparse.Namespace, tmp: Path) -> None:
         finally:
             await store.close()
             client.close()
+            s3.close()
         report("DynamoDB (moto)", args.dynamo_turns, args.window, result)
     finally:
         stop_moto(proc)
@@ -217,4 +239,6 @@ if __name__ == "__main__":
     parser.add_argument("--dynamo-turns", type=int, default=100)
     parser.add_argument("--window", type=int, default=32_000)
     parser.add_argument("--result-kb", type=int, default=5)
+    parser.add_argument("--large-every", type=int, default=0, help="every Nth result is large")
+    parser.add_argument("--large-kb", type=int, default=256)
     asyncio.run(main(parser.parse_args()))

@@ -133,7 +133,7 @@ def test_resources_are_scoped(template: dict[str, Any]) -> None:
             continue
         text = json.dumps(st["Resource"])
         # A wildcard only ever follows a stack-specific prefix, a table/index path, the
-        # workspace bucket's session prefix, or (under a condition naming the configured
+        # workspace bucket's session or blob prefix, or (under a condition naming the configured
         # inference profile) the foundation models that profile routes to.
         for match in re.finditer(r"[^\"]*\*[^\"]*", text):
             piece = match.group(0)
@@ -144,6 +144,7 @@ def test_resources_are_scoped(template: dict[str, Any]) -> None:
                 "${AWS::StackName}" in piece
                 or "/index/*" in piece
                 or "${WorkspaceBucket.Arn}/sessions/*" in piece
+                or "${WorkspaceBucket.Arn}/blobs/*" in piece
                 or "${GitHubWebhookSecretName}-??????" in piece
                 or "${GitHubTokenName}-??????" in piece
             ), (role, piece)
@@ -355,14 +356,22 @@ def test_workspace_bucket_is_private_encrypted_expiring_and_tls_only(
     assert env["AGENTKIT_WORKSPACE_BUCKET"] == {"Ref": "WorkspaceBucket"}
 
 
+def _s3_grants(template: dict[str, Any], role: str, prefix: str) -> dict[str, Any]:
+    """A role's S3 actions on one prefix of the workspace bucket: action -> (resource,
+    condition)."""
+    out: dict[str, Any] = {}
+    for _, st in map(_conditional, _role_statements(template, role)):
+        if prefix not in json.dumps([st["Resource"], st.get("Condition")]):
+            continue
+        for action in st["Action"] if isinstance(st["Action"], list) else [st["Action"]]:
+            if isinstance(action, str) and action.startswith("s3:"):
+                out[action] = (st["Resource"], st.get("Condition"))
+    return out
+
+
 def test_only_the_api_and_turn_functions_touch_workspaces(template: dict[str, Any]) -> None:
     def s3(role: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for _, st in map(_conditional, _role_statements(template, role)):
-            for action in st["Action"] if isinstance(st["Action"], list) else [st["Action"]]:
-                if isinstance(action, str) and action.startswith("s3:"):
-                    out[action] = (st["Resource"], st.get("Condition"))
-        return out
+        return _s3_grants(template, role, "sessions/*")
 
     objects = {"Sub": "${WorkspaceBucket.Arn}/sessions/*"}
     assert s3("ApiRole") == {"s3:PutObject": (objects, None)}
@@ -374,6 +383,21 @@ def test_only_the_api_and_turn_functions_touch_workspaces(template: dict[str, An
         "s3:ListBucket": listing,
     }
     assert s3("HooksRole") == {} and s3("SchedulerRole") == {}
+
+
+def test_blobs_are_written_by_appenders_and_read_by_the_hooks(template: dict[str, Any]) -> None:
+    objects = {"Sub": "${WorkspaceBucket.Arn}/blobs/*"}
+    listing = ({"GetAtt": "WorkspaceBucket.Arn"}, {"StringLike": {"s3:prefix": "blobs/*"}})
+    for role in ("ApiRole", "TurnRole", "SchedulerRole"):
+        assert _s3_grants(template, role, "blobs/*") == {
+            "s3:GetObject": (objects, None),
+            "s3:PutObject": (objects, None),
+            "s3:ListBucket": listing,
+        }, role
+    # Blobs are never deleted (events name them) nor written by the hooks.
+    assert _s3_grants(template, "HooksRole", "blobs/*") == {"s3:GetObject": (objects, None)}
+    rule = template["Resources"]["WorkspaceBucket"]["Properties"]["LifecycleConfiguration"]
+    assert [r["Prefix"] for r in rule["Rules"]] == ["sessions/"]  # blobs never expire
 
 
 def test_every_scanner_suppression_gives_its_reason(template: dict[str, Any]) -> None:

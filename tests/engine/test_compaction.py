@@ -7,7 +7,8 @@ as a real provider does, over the file store and the DynamoDB store (a moto serv
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -255,15 +256,33 @@ async def test_a_fresh_process_folds_the_same_compacted_conversation(tmp_path: P
     assert model.largest_request() <= WINDOW
 
 
+async def wait_lease_free(store: Store, session_id: str) -> None:
+    deadline = time.monotonic() + 30
+    while await store.get_lease(session_id) is not None:
+        assert time.monotonic() < deadline, "the dead process's lease never expired"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.slow(reason="a child process killed mid-compaction, then a restart")
+@pytest.mark.parametrize("kind", ["files", "dynamodb"])
 async def test_a_kill_mid_compaction_loses_nothing_and_the_next_turn_compacts(
-    tmp_path: Path,
+    tmp_path: Path, request: pytest.FixtureRequest, kind: str
 ) -> None:
     from .compaction_crash import kill_mid_compaction
-    from .test_no_rerun import wait_lease_free
 
     project, state = tmp_path / "proj", tmp_path / "state"
+    state.mkdir()
+    if kind == "files":
+        tables = None
+        reopen: Callable[[], Store] = lambda: FileStore(state)  # noqa: E731
+    else:
+        factory = request.getfixturevalue("dynamodb_store_factory")
+        first = factory()
+        tables = first.settings
+        await first.close()
+        reopen = lambda: factory(settings=tables)  # noqa: E731
     bundle = write_agent(project)
-    store = FileStore(state)
+    store = reopen()
     rt = runtime(bundle, store, state)
     try:
         on = await chat(rt, 3)  # just under the window: the next turn must compact
@@ -272,9 +291,9 @@ async def test_a_kill_mid_compaction_loses_nothing_and_the_next_turn_compacts(
         await close(rt)
         await store.close()
     assert of_type(before, "context.compacted") == []
-    await asyncio.to_thread(kill_mid_compaction, project, state, on.session_id, on.token)
-    await wait_lease_free(state, on.session_id)
-    store = FileStore(state)
+    await asyncio.to_thread(kill_mid_compaction, project, state, on.session_id, on.token, tables)
+    store = reopen()
+    await wait_lease_free(store, on.session_id)
     model = WatchedModel()
     rt = runtime(bundle, store, state, model)
     try:

@@ -118,9 +118,18 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
             lambda: FileStore(root, clock=clock, **options),
         )
     else:
+        from agentkit.store._s3blobs import S3Blobs
+
         factory = request.getfixturevalue("dynamodb_store_factory")
-        first = factory(clock=clock)
-        made = Harness(kind, first, clock, lambda: factory(settings=first.settings, clock=clock))
+        # Large payloads go to S3 as deployed (a bucket on the same moto server).
+        blobs = S3Blobs(request.getfixturevalue("s3_client"), request.getfixturevalue("s3_bucket"))
+        first = factory(clock=clock, blobs=blobs)
+        made = Harness(
+            kind,
+            first,
+            clock,
+            lambda: factory(settings=first.settings, clock=clock, blobs=blobs),
+        )
     try:
         yield made
     finally:

@@ -15,7 +15,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from agentkit.errors import InvalidId, SessionNotFound, StoreError
 from agentkit.events import EventDraft, MessageAppended, draft
 from agentkit.sessions import SessionRecord, new_session_id
+from agentkit.store import _dynamo_codec as codec
+from agentkit.store._dynamo_blobs import BLOB_CHUNK_BYTES
 from agentkit.store._dynamo_codec import CHUNK_BYTES
+from agentkit.store.blobs import BlobRef
 from agentkit.store.dynamodb import (
     ALL_SESSIONS_INDEX,
     EVENTS_STREAM_FILTER_PATTERN,
@@ -221,6 +224,7 @@ async def test_a_stale_store_cannot_append_to_a_deleted_session(
 async def test_a_one_megabyte_event_is_split_into_chunks_under_the_item_limit(
     dynamodb_store_factory: Factory, dynamodb_client: Any
 ) -> None:
+    # No bucket: the result is a blob of chunk items in the events table.
     store = dynamodb_store_factory()
     record = await new_session(store)
     blob = "x" * 1_000_000
@@ -228,13 +232,38 @@ async def test_a_one_megabyte_event_is_split_into_chunks_under_the_item_limit(
     (written,) = await store.append(record.id, [EventDraft("action.result", {"result": blob})])
 
     (item,) = event_items(dynamodb_client, store, record.id)
-    assert "data" not in item and int(item["chunks"]["N"]) == 4
-    chunks = event_items(dynamodb_client, store, f"{record.id}#blob#{item['blob']['S']}")
-    size = len(json.dumps({"result": blob}, separators=(",", ":")))
-    assert [len(c["data"]["B"]) for c in chunks] == [CHUNK_BYTES] * 3 + [size - 3 * CHUNK_BYTES]
-    assert all(len(json.dumps(c, default=str)) < ITEM_LIMIT for c in chunks)
+    ref = BlobRef.of(json.dumps(blob).encode())
+    assert json.loads(item["data"]["S"]) == {
+        "result": {"sha256": ref.sha256, "bytes": ref.size},
+        "$blobs": ["result"],
+    }
+    chunks = event_items(dynamodb_client, store, f"blob#sha256#{ref.sha256}")
+    sizes = [len(c["data"]["B"]) for c in chunks]
+    assert sizes == [BLOB_CHUNK_BYTES] * 7 + [ref.size - 7 * BLOB_CHUNK_BYTES]
+    assert int(chunks[0]["chunks"]["N"]) == 8
+    assert all(len(json.dumps(c, default=str)) < ITEM_LIMIT // 3 for c in chunks)
     (again,) = await store.read(record.id)
     assert again.to_json().encode() == written.to_json().encode()
+
+
+async def test_an_event_an_earlier_version_split_into_chunks_still_reads(
+    dynamodb_store_factory: Factory, dynamodb_client: Any
+) -> None:
+    store = dynamodb_store_factory()
+    record = await new_session(store)
+    old = EventDraft("action.result", {"result": "x" * 1_000_000})
+    payload = codec.data_json(old)
+    for chunk in codec.chunk_items(record.id, "legacy1", payload):
+        dynamodb_client.put_item(TableName=store.settings.events_table, Item=chunk)
+    item = codec.event_item(old, record.id, 0, payload, "legacy1", "w1")
+    dynamodb_client.put_item(TableName=store.settings.events_table, Item=item)
+
+    (read,) = await store.read(record.id)
+
+    assert read.data == old.data
+    assert int(item["chunks"]["N"]) == len(payload) // CHUNK_BYTES + 1
+    assert await store.delete_session(record.id)
+    assert event_items(dynamodb_client, store, f"{record.id}#blob#legacy1") == []
 
 
 async def test_a_large_event_reaches_the_stream_and_is_reassembled_from_it(
@@ -247,12 +276,14 @@ async def test_a_large_event_reaches_the_stream_and_is_reassembled_from_it(
     (written,) = await store.append(record.id, [EventDraft("action.result", big)])
 
     images = read_stream_images(dynamodb_endpoint, dynamodb_client, store.settings.events_table)
-    events = [read_stream_event(dynamodb_client, store.settings.events_table, i) for i in images]
+    table = store.settings.events_table
+    events = [read_stream_event(dynamodb_client, table, i, store.blobs) for i in images]
 
     found = [e for e in events if e is not None]
     assert [e.index for e in found] == [0, 1]
     assert found[1].to_json() == written.to_json()
-    assert sum(1 for e in events if e is None) == 4  # the chunk items, filtered out
+    chunks = [i for i in images if i["kind"]["S"] == "chunk"]
+    assert len(chunks) == 8 and sum(1 for e in events if e is None) == 8  # filtered out
     pattern = json.loads(EVENTS_STREAM_FILTER_PATTERN)
     assert pattern["dynamodb"]["NewImage"]["kind"] == {"S": ["event"]}
 

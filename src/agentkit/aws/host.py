@@ -156,6 +156,7 @@ class AwsHost:
             ),
             client=self._lazy_client("dynamodb"),
             max_poll_interval=max(settings.stream_poll_max, 0.05),
+            blobs=self._blobs(settings),
         )
         self.timer = EventBridgeTimer(
             self._lazy_client("scheduler"),
@@ -379,11 +380,21 @@ class AwsHost:
             except Exception as exc:
                 log.error("channel %s will refuse every request: %s", name, exc)
 
+    def _blobs(self, settings: AwsSettings) -> Any:
+        """Large payloads in the workspace bucket, under `blobs/` (see `store.blobs`)."""
+        if not settings.workspace_bucket:
+            return None
+        from agentkit.store._s3blobs import S3Blobs
+
+        return S3Blobs(self._lazy_client("s3"), settings.workspace_bucket)
+
     def read_stream_event(self, image: dict[str, Any]) -> Event | None:
         """The event of a stream record's NewImage (large events reassembled)."""
         from agentkit.store.dynamodb import read_stream_event
 
-        return read_stream_event(self.client("dynamodb"), self.settings.events_table, image)
+        return read_stream_event(
+            self.client("dynamodb"), self.settings.events_table, image, self.store.blobs
+        )
 
     # -- A/B ---------------------------------------------------------------------------
 

@@ -11,6 +11,9 @@ from agentkit.cli._shared import add_json_argument
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
 from agentkit.engine.folds.trajectory import dumps, read_events_file, trajectory
+from agentkit.errors import StoreError
+from agentkit.store._fileblobs import blobs_beside
+from agentkit.store.large_events import restore_sync
 
 EXAMPLES = """\
 agentkit trajectory --events .agentkit/traces/ses_....ndjson
@@ -36,7 +39,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     path: Path = args.events
     try:
-        events = read_events_file(path)
+        # A session's own events.ndjson names its large payloads' blobs: read them back.
+        events = restore_sync(read_events_file(path), blobs_beside(path))
+    except StoreError as exc:
+        print(f"agentkit: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"agentkit: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -25,7 +25,9 @@ from agentkit.store._dynamo_schema import (
 )
 from agentkit.store._dynamo_session_ops import SessionOps
 from agentkit.store._dynamo_stream import chunk_query
+from agentkit.store.blobs import BlobStore
 from agentkit.store.ids import validate_session_id
+from agentkit.store.large_events import offload_large, restore, with_full_data
 
 APPEND_GIVE_UP_SECONDS = 60.0
 _NOT_EXISTS = "attribute_not_exists(#pk)"
@@ -40,6 +42,8 @@ class DynamoEvents(SessionOps):
     # The next index this store expects per session: a guess, checked by every put.
     _next: dict[str, int]
     _gates: Gates
+    # Where payloads over `LARGE_PAYLOAD_BYTES` go (S3, or chunk items of the events table).
+    blobs: BlobStore
 
     async def append(
         self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
@@ -52,12 +56,13 @@ class DynamoEvents(SessionOps):
             return []
         if session_id not in self._next:  # unknown sessions fail before any chunk is written
             self._next.setdefault(session_id, await self._end(session_id))
-        prepared = [await self._prepare(session_id, d) for d in drafts]
+        stored = await offload_large(drafts, self.blobs)
+        prepared = [await self._prepare(session_id, d) for d in stored]
         recorded: list[Event] = []
         async with self._gates.hold(session_id):
             for group in _groups(prepared):
                 recorded.extend(await self._append_group(session_id, group, lease_holder))
-        return recorded
+        return with_full_data(recorded, drafts, stored)
 
     async def _prepare(
         self, session_id: str, d: EventDraft
@@ -233,7 +238,8 @@ class DynamoEvents(SessionOps):
         large = [item for item in items if codec.blob_ref(item) is not None]
         decoded = await asyncio.gather(*(self._decode(item) for item in large))
         joined = {id(item): event for item, event in zip(large, decoded, strict=True)}
-        return [joined.get(id(item)) or codec.event_from_item(item) for item in items]
+        events = [joined.get(id(item)) or codec.event_from_item(item) for item in items]
+        return await restore(events, self.blobs)
 
     async def _decode(self, item: dict[str, Any]) -> Event:
         ref = codec.blob_ref(item)

@@ -11,21 +11,26 @@ from agentkit.events import Event
 from agentkit.store import _dynamo_codec as codec
 from agentkit.store._dynamo_calls import call_sync
 from agentkit.store._dynamo_schema import EVENTS_PARTITION_KEY, KIND_EVENT
+from agentkit.store.blobs import BlobStore
+from agentkit.store.large_events import restore_sync
 
 _PK_NAME = {"#pk": EVENTS_PARTITION_KEY}
 
 
-def read_stream_event(client: Any, events_table: str, image: dict[str, Any]) -> Event | None:
+def read_stream_event(
+    client: Any, events_table: str, image: dict[str, Any], blobs: BlobStore | None = None
+) -> Event | None:
     """The event in a DynamoDB Streams `NewImage`, large ones reassembled; None otherwise.
 
     For the stream consumer (a synchronous Lambda handler): `client` is a boto3 DynamoDB
-    client, `image` the record's `dynamodb.NewImage` in attribute-value form.
+    client, `image` the record's `dynamodb.NewImage` in attribute-value form, `blobs` the
+    store's blobs (payloads over `LARGE_PAYLOAD_BYTES` are read back from them).
     """
     if codec.item_kind(image) != KIND_EVENT or codec.get_s(image, "type") is None:
         return None
     ref = codec.blob_ref(image)
     if ref is None:
-        return codec.event_from_item(image)
+        return restore_sync([codec.event_from_item(image)], blobs)[0]
     part = codec.blob_partition(codec.get_s(image, EVENTS_PARTITION_KEY) or "", ref[0])
     chunks: list[dict[str, Any]] = []
     start: dict[str, Any] | None = None

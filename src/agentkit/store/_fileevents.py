@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, TypeVar
 from agentkit.errors import LeaseLost, SessionNotFound
 from agentkit.events import Event, EventDraft
 from agentkit.store._eventlog import EventLog
+from agentkit.store._fileblobs import FileBlobs
 from agentkit.store._filepaths import PathCache
 from agentkit.store._fs import try_exclusive
 from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
 from agentkit.store.base import Lease
 from agentkit.store.ids import validate_session_id
+from agentkit.store.large_events import offload_large, restore, with_full_data
 
 T = TypeVar("T")
 
@@ -44,6 +46,7 @@ class FileEvents:
     _logs: OrderedDict[str, EventLog]
     _logs_guard: threading.Lock
     _caches: bool
+    blobs: FileBlobs
 
     if TYPE_CHECKING:
 
@@ -65,6 +68,9 @@ class FileEvents:
     ) -> list[Event]:
         files = self._files(session_id)
         log = self._log(session_id)
+        # Large payloads are written to their blobs first: an event never names a blob that
+        # is not whole yet.
+        stored = await offload_large(drafts, self.blobs)
 
         def append(cheap_only: bool) -> list[Event]:
             if lease_holder is not None:
@@ -77,7 +83,7 @@ class FileEvents:
             try:
                 # No `stat` of `session.json` first: `events.ndjson` is made before it and
                 # removed with it (the folder is moved away whole), so its absence says.
-                return log.append(drafts, fsync=self._fsync, cheap_only=cheap_only)
+                return log.append(stored, fsync=self._fsync, cheap_only=cheap_only)
             except FileNotFoundError:
                 raise SessionNotFound(session_id) from None
 
@@ -91,14 +97,14 @@ class FileEvents:
         )
         if recorded:
             NOTIFIER.notify(files.events)
-        return recorded
+        return with_full_data(recorded, drafts, stored)
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         validate_session_id(session_id)
         found = self._read_here(session_id, start, limit)
         if found is None:
             found = await offload(self._read_sync, session_id, start, limit)
-        return found or []
+        return await restore(found or [], self.blobs)
 
     def _read_here(self, session_id: str, start: int, limit: int | None) -> list[Event] | None:
         """Serve a read on the calling thread when that is cheap: nothing new since the view
@@ -157,7 +163,7 @@ class FileEvents:
                 if found is None:
                     return []
                 if found or remaining <= 0:
-                    return found
+                    return await restore(found, self.blobs)
                 # Woken at once by appends in this process; other processes' appends are
                 # picked up by the read at the top of the next round, checked ever less often
                 # while the session stays quiet.

@@ -5,9 +5,11 @@ so the SAM template and `AwsHost` use them as they are)
 
     events table   key (sessionId S, index N), stream NEW_IMAGE, TTL on `expiresAt`
       (ses_…, i)                     kind=event: type, at, turnId?, data (the JSON of the
-                                     payload) -- or, when that JSON is over 300 KB,
+                                     payload, large values as blob references) -- or, as
+                                     earlier versions wrote events over 300 KB,
                                      blob, chunks, bytes, sha256 instead of data
-      (ses_…#blob#<id>, n)           kind=chunk: data (B), piece n of a large event
+      (ses_…#blob#<id>, n)           kind=chunk: data (B), piece n of such an event
+      (blob#sha256#<hex>, n)         kind=chunk: piece n of a blob (no bucket configured)
       (ses_…, i)                     kind=deleted: a deleted session's fence and stubs
 
     state table    key (pk S, sk S), TTL on `expiresAt`
@@ -38,13 +40,16 @@ processes ever race. Each append call stamps its items with a random `writer`: a
 landed but whose reply was lost, retried by botocore, then meets its own item and counts
 as written, never as a lost race (which would append the event twice).
 
-Large events. DynamoDB items stop at 400 KB. When an event's data JSON is larger than
-300 KB it is written first as 300 KB binary chunk items in a partition of its own, then
-the event item is appended holding only a reference (`blob`, `chunks`, `bytes`, `sha256`).
-Readers, and stream consumers, reassemble it: a consumer that sees an event image with a
-`blob` attribute queries the partition `<sessionId>#blob#<blob>` (consistent read) and
-joins the chunks in order; they exist before the event does. `read_stream_event` does
-exactly that. Chunks of an append that failed for good are orphans nobody references.
+Large events. DynamoDB items stop at 400 KB. A payload over `LARGE_PAYLOAD_BYTES` (64 KB)
+is split by `agentkit.store.large_events` before it is appended: its large values are
+written to the store's blobs (S3 as deployed, `S3Blobs`; else chunk items of 128 KB in the
+events table, partition `blob#sha256#<hex>`, `_dynamo_blobs`), content-addressed and
+before the event, and the event item holds references in their place, so no item comes
+near the limit. Readers, and stream consumers (`read_stream_event(..., blobs)`), put the
+payload back together. Earlier versions wrote an event over 300 KB as chunk items of a
+partition `<sessionId>#blob#<id>` and an item with `blob`, `chunks`, `bytes`, `sha256`;
+such events are still read (and their chunks removed with their session). Chunks of an
+append that failed for good are orphans nobody references.
 
 Deleting. The session item goes away (so listings, `get_session` and `find_session` forget
 it), a `deleted` fence item is appended at the next index, and every event below it is
@@ -74,6 +79,7 @@ from typing import Any
 
 from agentkit.errors import StoreError
 from agentkit.store import _dynamo_codec as codec
+from agentkit.store._dynamo_blobs import DynamoBlobs
 from agentkit.store._dynamo_calls import (
     Caller,
     Usage,
@@ -102,6 +108,7 @@ from agentkit.store._dynamo_schema import (
 )
 from agentkit.store._dynamo_stream import chunk_query, read_stream_event
 from agentkit.store._offload import offload
+from agentkit.store.blobs import BlobStore
 from agentkit.store.ids import validate_session_id
 
 __all__ = [
@@ -147,7 +154,10 @@ def make_client(settings: DynamoDBSettings, *, max_attempts: int = 5) -> Any:
 
 
 class DynamoDBStore(DynamoEvents):
-    """A `Store` on DynamoDB. Pass a boto3 client, or let one be built from `settings`."""
+    """A `Store` on DynamoDB. Pass a boto3 client, or let one be built from `settings`.
+
+    `blobs` keeps the payloads over `LARGE_PAYLOAD_BYTES` (an `S3Blobs` as deployed); by
+    default they are chunk items of the events table (`_dynamo_blobs`)."""
 
     def __init__(
         self,
@@ -157,12 +167,15 @@ class DynamoDBStore(DynamoEvents):
         clock: Callable[[], float] = time.time,
         poll_interval: float = 0.05,
         max_poll_interval: float = 0.5,
+        blobs: BlobStore | None = None,
     ) -> None:
         self.settings = settings or DynamoDBSettings.from_env()
         self._owns_client = client is None
         caller = Caller(client if client is not None else make_client(self.settings))
         super().__init__(caller, self.settings.sessions_table, clock)
         self._events = self.settings.events_table
+        # Large payloads: S3 as deployed; else chunk items of the events table.
+        self.blobs = blobs if blobs is not None else DynamoBlobs(caller, self._events)
         self._poll = (poll_interval, max_poll_interval)
         # The next index this store expects per session: a guess, checked by every put.
         self._next: dict[str, int] = {}

@@ -16,6 +16,7 @@ Layout (`root` is the `.agentkit` state folder)::
     reminders/<id>.json                one file per reminder
     idempotency/<sha256(key)>.json     claims, with their expiry
     index/                             listing and continuation-key indexes
+    blobs/sha256/<ab>/<cdef…>          large payloads by content hash (`_fileblobs`)
     locks/                             lock files of the store's own indexes
 
 A lock file is removed only with its session's folder (a deletion moves the folder away
@@ -61,6 +62,7 @@ from agentkit.errors import SessionExists, SessionNotFound, StoreError
 from agentkit.events import now_iso
 from agentkit.sessions import SessionRecord
 from agentkit.store._eventlog import CatchUpTooLarge, EventLog
+from agentkit.store._fileblobs import BLOBS_FOLDER, FileBlobs
 from agentkit.store._fileevents import NOTIFIER, FileEvents
 from agentkit.store._fileindex import SessionIndex
 from agentkit.store._filelease import FileLeases
@@ -134,6 +136,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         self._claims = self.root / "idempotency"
         self._trash = self.root / ".trash"
         self._index = SessionIndex(self.root / "index", fsync=fsync)
+        self.blobs = FileBlobs(self.root / BLOBS_FOLDER, fsync=fsync)
         self._files = PathCache(self._sessions, self._locks)
         self._caches = caches
         self._records = RecordCache(enabled=caches)

@@ -22,6 +22,7 @@ from agentkit.sessions import SessionRecord
 from agentkit.store._evalruns import detached, newest_first, run_id_of
 from agentkit.store._notify import Notifier
 from agentkit.store.base import Claim, Lease, Page
+from agentkit.store.blobs import MemoryBlobs
 from agentkit.store.ids import (
     created_ms,
     decode_cursor,
@@ -30,6 +31,7 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+from agentkit.store.large_events import offload_large, restore, with_full_data
 from agentkit.store.listing import StartedWindow
 
 Clock = Callable[[], float]
@@ -56,6 +58,8 @@ class MemoryStore:
         self._claims: dict[str, float] = {}
         self._claim_states: dict[str, tuple[str, str | None]] = {}
         self._notifier = Notifier()
+        # Large payloads go through blobs here too, so the contract is the same everywhere.
+        self.blobs = MemoryBlobs()
 
     # sessions
 
@@ -142,6 +146,7 @@ class MemoryStore:
         self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
     ) -> list[Event]:
         validate_session_id(session_id)
+        stored = await offload_large(drafts, self.blobs)
         with self._lock:
             found = self._require(session_id)
             if lease_holder is not None:
@@ -151,12 +156,12 @@ class MemoryStore:
             start = len(found.events)
             recorded = [
                 Event.from_draft(d, session_id=session_id, index=start + i)
-                for i, d in enumerate(drafts)
+                for i, d in enumerate(stored)
             ]
             found.events.extend(recorded)
         if recorded:
             self._notifier.notify(session_id)
-        return recorded
+        return with_full_data(recorded, drafts, stored)
 
     async def read(self, session_id: str, start: int = 0, limit: int | None = None) -> list[Event]:
         validate_session_id(session_id)
@@ -166,7 +171,8 @@ class MemoryStore:
             if found is None:
                 return []
             end = None if limit is None else start + max(0, limit)
-            return found.events[start:end]
+            events = found.events[start:end]
+        return await restore(events, self.blobs)
 
     async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
         validate_session_id(session_id)

@@ -1,0 +1,76 @@
+"""`FileBlobs`: the file store's blobs, one file per content hash under `<root>/blobs/`.
+
+A blob lives at `blobs/sha256/ab/cdef…` (the hash's first two hex digits name a folder, so
+no folder holds more than a few thousand files). It is written to a temporary file beside
+that name and renamed into place, so a blob is whole or absent, never half there; a writer
+killed mid-way leaves only a temporary file, which no event names. A blob already there is
+never written again (content-addressed: it could only be written with the same bytes).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentkit.errors import StoreError
+from agentkit.store._fs import write_atomic
+from agentkit.store._offload import offload
+from agentkit.store.blobs import BlobRef
+
+BLOBS_FOLDER = "blobs"
+
+
+class FileBlobs:
+    """Content-addressed blobs in a folder (`<state root>/blobs`)."""
+
+    def __init__(self, folder: Path, *, fsync: bool = False) -> None:
+        self.folder = Path(folder)
+        self._fsync = fsync
+
+    def path(self, ref: BlobRef) -> Path:
+        return self.folder / ref.key()
+
+    async def put(self, data: bytes) -> BlobRef:
+        return await offload(self.put_sync, data)
+
+    def put_sync(self, data: bytes) -> BlobRef:
+        ref = BlobRef.of(data)
+        path = self.path(ref)
+        try:
+            if os.stat(path).st_size == ref.size:
+                return ref  # stored already (by this session or any other)
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data, fsync=self._fsync)
+        return ref
+
+    async def get(self, ref: BlobRef) -> bytes:
+        return await offload(self.get_sync, ref)
+
+    def get_sync(self, ref: BlobRef) -> bytes:
+        try:
+            data = self.path(ref).read_bytes()
+        except FileNotFoundError:
+            raise StoreError(f"blob {ref.sha256[:16]}… is missing from {self.folder}") from None
+        return ref.check(data)
+
+    def count(self) -> int:
+        if not self.folder.is_dir():
+            return 0
+        return sum(
+            1
+            for fan in self.folder.glob("sha256/*")
+            for entry in fan.iterdir()
+            if not entry.name.startswith(".")
+        )
+
+
+def blobs_beside(events_file: Path) -> FileBlobs | None:
+    """The blobs of the state folder a session's `events.ndjson` lies in, if it does
+    (`<root>/sessions/<id>/events.ndjson`); None for any other file."""
+    events_file = Path(events_file).absolute()
+    root = events_file.parent.parent.parent
+    if events_file.parent.parent.name != "sessions" or not (root / BLOBS_FOLDER).is_dir():
+        return None
+    return FileBlobs(root / BLOBS_FOLDER)
