@@ -33,6 +33,7 @@ from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.settling import abandon_parked
+from agentkit.engine.tools.reconcile import Reconciler
 from agentkit.engine.tools.workspace import seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
@@ -106,6 +107,7 @@ class AgentRuntime:
         )
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
+        self.ports.in_doubt = Reconciler(self)  # a lost turn's calls in doubt, settled
         self._workspaces: dict[tuple[Path, str], Path] = {}  # see `workspace`
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
