@@ -26,6 +26,7 @@ from agentkit.engine.service import Accepted
 from agentkit.errors import Conflict
 from agentkit.models.scripted import Step
 from agentkit.sessions import hash_token, new_http_token
+from agentkit.store.base import ClaimStore, Store
 
 from .conftest import ALICE, Env, settle
 
@@ -36,12 +37,22 @@ def shape(accepted: Accepted) -> Answer:
     return Answer(200, {"sessionId": accepted.session_id, "token": accepted.continuation_token})
 
 
-async def died_after_rotating(env: Env) -> tuple[AgentRuntime, str, str, str]:
+@pytest.fixture(params=["env", "dynamodb"])
+def store(request: pytest.FixtureRequest) -> Store | None:
+    """The env's own store (memory, files), or DynamoDB on moto."""
+    if request.param == "env":
+        return None
+    made: Store = request.getfixturevalue("dynamodb_store_factory")()
+    return made
+
+
+async def died_after_rotating(env: Env, store: Store | None) -> tuple[AgentRuntime, str, str, str]:
     """A session whose follow-up (key `KEY`) died between the rotation and its message."""
-    rt = env.runtime([Step.text("hi"), Step.text("again")])
+    rt = env.runtime([Step.text("hi"), Step.text("again")], store=store)
     first = await rt.start_session("hello", principal=ALICE)
     await settle(rt)
     store = rt.store
+    assert isinstance(store, ClaimStore)
     stored = record_key(ALICE.id, KEY)
     token = new_http_token()
     turn = new_turn_id()
@@ -61,6 +72,7 @@ async def retry(rt: AgentRuntime, session_id: str, token: str) -> tuple[Answer, 
         accepted = await rt.follow_up(session_id, token, "again?", principal=ALICE)
         return shape(accepted)
 
+    assert isinstance(rt.store, ClaimStore)
     return await run_once(
         rt.store,
         principal_id=ALICE.id,
@@ -71,16 +83,18 @@ async def retry(rt: AgentRuntime, session_id: str, token: str) -> tuple[Answer, 
     )
 
 
-async def test_a_retry_while_the_first_attempt_may_still_run_is_turned_away(env: Env) -> None:
-    rt, sid, old, _new = await died_after_rotating(env)
+async def test_a_retry_while_the_first_attempt_may_still_run_is_turned_away(
+    env: Env, store: Store | None
+) -> None:
+    rt, sid, old, _new = await died_after_rotating(env, store)
     with pytest.raises(IdempotencyKeyInUse):
         await retry(rt, sid, old)
 
 
 async def test_once_it_is_known_dead_the_token_is_given_back_and_the_retry_runs(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, store: Store | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rt, sid, old, dead = await died_after_rotating(env)
+    rt, sid, old, dead = await died_after_rotating(env, store)
     monkeypatch.setattr(prepared_answer, "ABANDONED_AFTER", 0.0)
     answer, replayed = await retry(rt, sid, old)
     assert not replayed
