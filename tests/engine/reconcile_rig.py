@@ -265,7 +265,9 @@ def steps(tool: str) -> list[Step]:
 
 
 async def _child(project: Path, spec: str, state: Path, tool: str) -> None:
-    rt = runtime(project, spec, state, _KilledInStepTwo(steps(tool)), lease_ttl=1.0)
+    # Long enough that a loaded machine (moto answers one request at a time) never lets
+    # the lease lapse mid-call; the recovering side waits this long after the kill.
+    rt = runtime(project, spec, state, _KilledInStepTwo(steps(tool)), lease_ttl=3.0)
     acc = await rt.start_session("charge me", principal=OWNER)
     print(acc.session_id, acc.turn_id, acc.continuation_token, flush=True)
     await rt.dispatcher.drain()
@@ -309,7 +311,10 @@ def crash_at(
             # (The kill lands a moment before the service notes it: waited for below.)
             if child.poll() is not None and child.returncode != -signal.SIGKILL:
                 err = child.stderr.read().decode() if child.stderr else ""
-                raise AssertionError(f"the child ended before reaching {point}: {err}")
+                raise AssertionError(
+                    f"the {tool} call's process ended (exit {child.returncode}) before "
+                    f"reaching {point}: {err}"
+                )
             assert time.monotonic() < deadline, f"the call never reached {point}"
         assert child.wait(30) == -signal.SIGKILL
         return Crashed(*line)
