@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     )
     from agentkit.authoring.hooks import HookDefinition, define_hook
     from agentkit.authoring.mcp import McpConnectionDefinition, define_mcp_connection
+    from agentkit.authoring.reconcile import InDoubt
     from agentkit.authoring.schedules import ScheduleDefinition, define_schedule
     from agentkit.authoring.skills import SkillDefinition, define_skill
     from agentkit.authoring.tools import ToolDefinition, define_tool
@@ -71,6 +72,7 @@ __all__ = [
     "HookContext",
     "HookDefinition",
     "HostServices",
+    "InDoubt",
     "InstructionsDefinition",
     "McpConnectionDefinition",
     "ReminderTick",
@@ -125,6 +127,7 @@ _EXPORTS: dict[str, str] = {
     "HookContext": "agentkit.authoring.contexts",
     "HookDefinition": "agentkit.authoring.hooks",
     "HostServices": "agentkit.authoring.contexts",
+    "InDoubt": "agentkit.authoring.reconcile",
     "InstructionsDefinition": "agentkit.authoring.agent",
     "McpConnectionDefinition": "agentkit.authoring.mcp",
     "ReminderTick": "agentkit.authoring.contexts",

@@ -37,6 +37,8 @@ class ToolDefinition:
     # reports it as an error naming the file instead of serving an empty schema.
     input_problem: str | None = None
     env: tuple[str, ...] = ()  # server environment variables an agent-execution tool may see
+    idempotent: bool = False  # running it again with the same `ctx.idempotency_key` is safe
+    reconcile: Callable[..., Any] | None = None  # what happened to a call a crash left in doubt
 
     @property
     def is_async(self) -> bool:
@@ -80,6 +82,37 @@ def _model_from_signature(fn: Callable[..., Any]) -> tuple[type[BaseModel] | Non
     return None, f"the input parameter {first!r} is annotated {hint!r}, not a pydantic model; {fix}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Recovery:
+    """How a call a crash left in doubt is settled: `idempotent` and `reconcile`."""
+
+    idempotent: bool
+    reconcile: Callable[..., Any] | None
+
+    def checked(self, execution: str) -> _Recovery:
+        if not isinstance(self.idempotent, bool):
+            raise ValueError(f"idempotent must be True or False, not {self.idempotent!r}")
+        fn = self.reconcile
+        if execution == "agent" and (self.idempotent or fn is not None):
+            # The host never imports an agent-execution tool's module: it has no function to
+            # call, and settles such a call in doubt as unknown.
+            raise ValueError("idempotent and reconcile are for server tools, not execution='agent'")
+        if fn is None:
+            return self
+        if not callable(fn):
+            raise ValueError(f"reconcile must be a function (input, ctx), not {fn!r}")
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return self
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if not 1 <= len(positional) <= 2 and not any(p.kind == p.VAR_POSITIONAL for p in params):
+            raise ValueError(
+                f"reconcile takes (input) or (input, ctx), not {len(positional)} parameters"
+            )
+        return self
+
+
 def _build(
     fn: Callable[..., Any],
     description: str,
@@ -89,7 +122,9 @@ def _build(
     timeout: float | None,
     name: str | None,
     env: Sequence[str] = (),
+    recovery: _Recovery | None = None,
 ) -> ToolDefinition:
+    recovery = (recovery or _Recovery(False, None)).checked(execution)
     if not description or not description.strip():
         raise ValueError("define_tool needs a non-empty description")
     if execution not in ("server", "agent"):
@@ -116,6 +151,8 @@ def _build(
         name=name,
         input_problem=problem,
         env=tuple(env),
+        idempotent=recovery.idempotent,
+        reconcile=recovery.reconcile,
     )
 
 
@@ -130,6 +167,8 @@ def define_tool(
     timeout: float | None = None,
     name: str | None = None,
     env: Sequence[str] = (),
+    idempotent: bool = False,
+    reconcile: Callable[..., Any] | None = None,
 ) -> ToolDefinition: ...
 
 
@@ -144,6 +183,8 @@ def define_tool(
     timeout: float | None = None,
     name: str | None = None,
     env: Sequence[str] = (),
+    idempotent: bool = False,
+    reconcile: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
 
 
@@ -157,6 +198,8 @@ def define_tool(
     timeout: float | None = None,
     name: str | None = None,
     env: Sequence[str] = (),
+    idempotent: bool = False,
+    reconcile: Callable[..., Any] | None = None,
 ) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
     """Define a tool, as a decorator or called with the handler as first argument.
 
@@ -165,11 +208,22 @@ def define_tool(
     `(input, ctx)`. `needs_approval` is a bool or a predicate over the validated input.
     `env` names the server environment variables an `execution="agent"` tool's process
     may see (e.g. `env=["GITHUB_TOKEN"]`); it gets no others beyond a small allow-list.
+
+    After a crash left a call in doubt (it may have run; no result was recorded),
+    `reconcile(input, ctx)` is asked what happened: it returns the call's result,
+    `NOT_DONE` or `UNKNOWN` (see `agentkit.authoring.reconcile`). `idempotent=True` says
+    running the call again with the same `ctx.idempotency_key` cannot repeat its effect, so
+    a call in doubt is run again instead of being reported as unknown.
     """
+    extra = _Recovery(idempotent, reconcile)
     if fn is not None:
-        return _build(fn, description, input_schema, needs_approval, execution, timeout, name, env)
+        return _build(
+            fn, description, input_schema, needs_approval, execution, timeout, name, env, extra
+        )
 
     def decorate(f: Callable[..., Any]) -> ToolDefinition:
-        return _build(f, description, input_schema, needs_approval, execution, timeout, name, env)
+        return _build(
+            f, description, input_schema, needs_approval, execution, timeout, name, env, extra
+        )
 
     return decorate

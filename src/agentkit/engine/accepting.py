@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agentkit.authoring.ab import AbDefinition
+from agentkit.engine import prepared_answer
 from agentkit.engine.arms import enroll
 from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
@@ -159,7 +160,9 @@ async def follow_up(
     old_hash = record.token_hash
     if old_hash is None:
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
-    token = new_http_token()
+    # With an Idempotency-Key the token and turn are chosen, and the answer kept, first.
+    intent = prepared_answer.current() if on_busy == "interrupt" else None
+    token = intent.token if intent is not None else new_http_token()
     new_hash = hash_token(token)
     if on_busy != "interrupt":
         turn_id = await accept_rotating(
@@ -178,12 +181,15 @@ async def follow_up(
     # a concurrent follow-up with the same token has been accepted, the running turn is
     # that one's, and this request is the loser.
     await settle(rt.ports, record, rt.settle_timeout, token_hash=old_hash)
+    if intent is not None:
+        await intent.keep(Accepted(record.id, token, intent.turn_id), old_hash)
     if not await rt.ports.store.rotate_token(record.id, old_hash, new_hash):
         raise Conflict("another follow-up was accepted first", code="session_busy")
     try:
         if files:
             rt.prepare_workspace(record.id, files)
-        turn_id = await accept(rt.ports, record, message, principal, source, files)
+        chosen = intent.turn_id if intent is not None else None
+        turn_id = await accept(rt.ports, record, message, principal, source, files, chosen)
     except BaseException:
         # The caller never learns the new token: give the old one back so it can retry
         # with it (only this request knows the new hash, so nobody else has used it).
@@ -283,13 +289,15 @@ async def accept(
     principal: Principal,
     source: str,
     files: dict[str, str],
+    turn_id: str | None = None,
 ) -> str:
-    """Record the message and dispatch its turn; `files` are already written."""
+    """Record the message and dispatch its turn (`turn_id`, else a new one); `files` are
+    already written."""
     # A stop asked for before this message was meant for an earlier turn; one asked for
     # from now on is meant for this one.
     ports.turns.forget_stop(record.id)
     await ports.store.set_interrupt(record.id, False)
-    turn_id = new_turn_id()
+    turn_id = turn_id or new_turn_id()
     await ports.record(
         record, [draft(received(message, principal, source, files), turn_id=turn_id)]
     )

@@ -22,6 +22,7 @@ each with a TTL. One record per principal and key:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -29,8 +30,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.engine import prepared_answer
+from agentkit.engine.crash_points import crash_point
+from agentkit.engine.ports import new_turn_id
+from agentkit.engine.prepared_answer import SessionReader
 from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
+from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, Conflict, HttpError
+from agentkit.sessions import hash_token, new_http_token
 from agentkit.store.base import Claim, ClaimStore
 
 __all__ = [
@@ -130,23 +137,89 @@ async def run_once(
     key: str,
     request_fingerprint: str,
     run: Callable[[], Awaitable[Answer]],
+    shape: Callable[[Accepted], Answer] | None = None,
 ) -> tuple[Answer, bool]:
     """Run the request once per (principal, key): `(answer, replayed)`.
 
     A repeat with the same fingerprint gets the recorded answer (`replayed` True) and runs
     nothing; one with another fingerprint gets `IdempotencyKeyReused`; one while the first
-    still runs gets `IdempotencyKeyInUse`."""
+    still runs gets `IdempotencyKeyInUse`. With `shape` (a follow-up: how its `Accepted`
+    is answered), the answer is kept before the token rotates (`engine.prepared_answer`),
+    so a crash in between still leaves it for the retry."""
     stored = record_key(principal_id, validate_header_key(key))
     # The answer holds a live token: it is sealed with a key only the caller can present.
     secret = sealing_key("idempotent answer", principal_id, key)
     for _ in range(3):
         if await store.claim(stored, IN_FLIGHT_TTL):
+            if shape is not None:
+                first = _prepared_run(store, stored, request_fingerprint, secret, run, shape)
+                return await _run_first(store, stored, request_fingerprint, secret, first), False
             return await _run_first(store, stored, request_fingerprint, secret, run), False
         claim = await store.get_claim(stored)
         if claim is None:
             continue  # it lapsed or was released between the two reads: claim again
+        if claim.state == prepared_answer.PREPARED and isinstance(store, SessionReader):
+            kept = await _settle_prepared(store, store, stored, claim, request_fingerprint)
+            if kept is None:
+                continue  # it died before the message: the token is back, run it afresh
+            claim = kept
         return _replay(claim, request_fingerprint, secret), True
     raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+
+
+def _prepared_run(
+    store: ClaimStore,
+    stored: str,
+    request_fingerprint: str,
+    secret: bytes,
+    run: Callable[[], Awaitable[Answer]],
+    shape: Callable[[Accepted], Answer],
+) -> Callable[[], Awaitable[Answer]]:
+    """`run`, with the answer kept as `prepared` by the follow-up before it rotates."""
+
+    async def keep(accepted: Accepted, old_hash: str | None) -> None:
+        answer = shape(accepted)
+        sealed = seal(secret, _recorded(answer))
+        token_hash = hash_token(accepted.continuation_token)
+        detail = prepared_answer.prepared_detail(
+            request_fingerprint, sealed, accepted, token_hash, old_hash
+        )
+        await store.settle_claim(stored, prepared_answer.PREPARED, REPLAY_TTL, detail=detail)
+
+    intent = prepared_answer.Intent(new_http_token(), new_turn_id(), keep)
+
+    async def first() -> Answer:
+        answer: Answer = await prepared_answer.run_with(intent, run)
+        return answer
+
+    return first
+
+
+async def _settle_prepared(
+    claims: ClaimStore,
+    sessions: SessionReader,
+    stored: str,
+    claim: Claim,
+    request_fingerprint: str,
+) -> Claim | None:
+    """The record of a follow-up whose answer was kept before it rotated the token: `done`
+    when its message is recorded, None once it is known to have died before that."""
+    try:
+        record = json.loads(claim.detail) if claim.detail else {}
+    except ValueError:
+        record = {}
+    if not isinstance(record, dict) or record.get("fingerprint") != request_fingerprint:
+        return claim  # answered as any other record is (422, or in use)
+    verdict = await prepared_answer.what_happened(sessions, record)
+    if verdict == "in_flight":
+        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+    if verdict == "abandoned":
+        await claims.release_claim(stored)
+        return None
+    detail = json.dumps({"fingerprint": request_fingerprint, "sealed": record.get("sealed")})
+    with contextlib.suppress(Exception):  # the answer is replayed either way
+        await claims.settle_claim(stored, "done", REPLAY_TTL, detail=detail)
+    return dataclasses.replace(claim, state="done", detail=detail)
 
 
 async def _run_first(
@@ -166,9 +239,8 @@ async def _run_first(
         with contextlib.suppress(Exception):
             await store.release_claim(stored)
         raise
-    recorded = json.dumps(
-        {"status": answer.status, "body": answer.body}, separators=(",", ":"), default=str
-    )
+    crash_point("idempotent-answer-unrecorded")  # the write ran; its answer is not kept yet
+    recorded = _recorded(answer)
     if len(recorded) > MAX_REPLAY_CHARS:
         detail = json.dumps({"fingerprint": request_fingerprint, "tooLarge": True})
     else:
@@ -181,6 +253,12 @@ async def _run_first(
         # (409 in use) until it lapses.
         log.exception("a write ran, but its idempotency record could not be kept")
     return answer
+
+
+def _recorded(answer: Answer) -> str:
+    return json.dumps(
+        {"status": answer.status, "body": answer.body}, separators=(",", ":"), default=str
+    )
 
 
 def _replay(claim: Claim, request_fingerprint: str, secret: bytes) -> Answer:

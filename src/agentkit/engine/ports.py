@@ -10,14 +10,22 @@ the caches, and none imports the runtime that composes them.
 from __future__ import annotations
 
 import secrets
+from typing import Protocol
 
 from agentkit.engine.dispatch import Dispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.folds.conversation import TurnState
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.turn.recorder import Recorder
-from agentkit.events import Event, EventDraft
+from agentkit.events import ActionResult, Event, EventDraft
 from agentkit.sessions import SessionRecord
 from agentkit.store.base import Store
+
+
+class InDoubtSettler(Protocol):
+    """Finds what happened to the calls of a lost turn (`engine.tools.reconcile`)."""
+
+    async def __call__(self, record: SessionRecord, state: TurnState) -> list[ActionResult]: ...
 
 
 def new_turn_id() -> str:
@@ -31,7 +39,7 @@ class SessionPorts:
     built (`AgentRuntime` forwards its attributes here), so they are read at each use.
     """
 
-    __slots__ = ("_records", "dispatcher", "fanout", "lease_ttl", "store", "turns")
+    __slots__ = ("_records", "dispatcher", "fanout", "in_doubt", "lease_ttl", "store", "turns")
 
     def __init__(
         self,
@@ -46,6 +54,8 @@ class SessionPorts:
         self.fanout = fanout
         self.lease_ttl = lease_ttl
         self.turns = turns
+        # Settles the calls a crash left in doubt (`engine.tools.reconcile`); none: unknown.
+        self.in_doubt: InDoubtSettler | None = None
         # Session records seen by this process; only their immutable facts are used by turns.
         # Kept for bench/bench_dynamo_turn.py: a turn run by the process that accepted its
         # message reads no session item (one GetItem fewer among run_turn's requests). The
@@ -60,6 +70,10 @@ class SessionPorts:
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""
         return await self.recorder(record).append(drafts)
+
+    async def settle_in_doubt(self, record: SessionRecord, state: TurnState) -> list[ActionResult]:
+        """Results for the calls of a lost turn that may have run, where they can be found."""
+        return [] if self.in_doubt is None else await self.in_doubt(record, state)
 
     def known_record(self, session_id: str) -> SessionRecord | None:
         """The session record this process has already seen, if any."""
@@ -86,4 +100,4 @@ class SessionPorts:
                 await self.store.request_interrupt(session_id, turn_id)
 
 
-__all__ = ["SessionPorts", "new_turn_id"]
+__all__ = ["InDoubtSettler", "SessionPorts", "new_turn_id"]

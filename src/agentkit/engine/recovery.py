@@ -16,6 +16,7 @@ from agentkit.engine.on_busy import drain_queue, pending_queue
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.turn.deadline import find_marker
 from agentkit.engine.turn.ending import LOST_TURN, fail_turn
+from agentkit.engine.turn.lease import LeaseKeeper
 from agentkit.events import Event
 from agentkit.sessions import SessionRecord
 
@@ -68,7 +69,8 @@ async def recover_session(
 
 
 async def fail_lost(ports: SessionPorts, record: SessionRecord, turn_id: str, reason: str) -> bool:
-    """End a turn whose worker is gone as `turn.failed` (open calls in doubt, never re-run).
+    """End a turn whose worker is gone as `turn.failed`, its calls in doubt settled first
+    (reconciled, run again when idempotent, or reported unknown: `engine.tools.reconcile`).
 
     Under a lease with a holder of its own, the turn is read again: of two deliveries of
     the same failure (or a sweeper and a retry), only one finds it still open."""
@@ -79,7 +81,13 @@ async def fail_lost(ports: SessionPorts, record: SessionRecord, turn_id: str, re
         state = fold_turn(await ports.store.read(record.id), turn_id)
         if state.terminal or state.parked or not state.received:
             return False
-        await fail_turn(ports.recorder(record, turn_id, holder), state, reason)
+        # Settling may run a tool again: the lease is kept for as long as that takes.
+        keeper = LeaseKeeper(ports.store, record.id, holder, ports.lease_ttl, on_lost=lambda: None)
+        try:
+            settled = await ports.settle_in_doubt(record, state)
+        finally:
+            await keeper.stop()
+        await fail_turn(ports.recorder(record, turn_id, holder), state, reason, settled)
         return True
     finally:
         await ports.store.release_lease(record.id, holder)

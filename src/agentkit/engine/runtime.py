@@ -27,6 +27,7 @@ from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
+from agentkit.engine.tools.reconcile import Reconciler
 from agentkit.engine.tools.workspace import default_state_root, seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
@@ -88,6 +89,7 @@ class AgentRuntime:
         )
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
+        self.ports.in_doubt = Reconciler(self)  # a lost turn's calls in doubt, settled
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
         # new sessions skip paused variants).

@@ -8,7 +8,7 @@ turn_id=...)`, in `wire`). Wire JSON is camelCase. Event types this version does
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -260,6 +260,10 @@ class ActionResult(Payload):
     result: Any = None
     error: str | None = None
     duration_ms: int | None = None
+    # Only on the result of a call a crash left in doubt (see docs/engine.md): "reconciled"
+    # (the tool's `reconcile` said what happened), "rerun" (an idempotent tool ran again
+    # with the same key) or "unknown" (nobody can tell; it was not run again).
+    outcome: Literal["reconciled", "rerun", "unknown"] | None = None
 
 
 class ActionApprovalRequested(Payload):

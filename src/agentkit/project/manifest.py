@@ -61,6 +61,8 @@ class ToolSpec(_Model):
     execution: Literal["server", "agent"] = "server"
     timeout: float | None = None
     env: list[str] = Field(default_factory=list)  # variables an agent tool's process may see
+    idempotent: bool = False  # a call in doubt after a crash is run again with the same key
+    reconcile: bool = False  # it has a `reconcile` function for calls in doubt
     ref: CodeRef | None = None  # None for built-in tools
 
 

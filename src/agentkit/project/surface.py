@@ -104,6 +104,8 @@ def discover_tools(ctx: Ctx) -> list[ToolSpec]:
                 execution=tool.execution,
                 timeout=tool.timeout,
                 env=list(tool.env),
+                idempotent=tool.idempotent,
+                reconcile=tool.reconcile is not None,
                 ref=ref,
             )
         )

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agentkit.engine.idempotency import Answer, ClaimStore, fingerprint, run_once
+from agentkit.engine.service import Accepted
 from agentkit.server.http_errors import JSONResponse
 from agentkit.sessions import Principal
 
@@ -44,8 +45,12 @@ async def answer_once(
     caller: Principal,
     route: str,
     work: Callable[[], Awaitable[Result]],
+    shape: Callable[[Accepted], BaseModel] | None = None,
 ) -> Result | Response:
-    """Run `work` once per `Idempotency-Key` of `caller` (every time without the header)."""
+    """Run `work` once per `Idempotency-Key` of `caller` (every time without the header).
+
+    `shape` (a follow-up) is how the route answers an `Accepted`: the answer is then kept
+    before the token rotates, so a crash after the rotation cannot strand the caller."""
     key = request.headers.get(IDEMPOTENCY_HEADER)
     store = getattr(service, "store", None)
     if key is None or not isinstance(store, ClaimStore):
@@ -60,6 +65,7 @@ async def answer_once(
         key=key,
         request_fingerprint=fingerprint(route, dict(request.path_params), await _body(request)),
         run=run,
+        shape=None if shape is None else lambda accepted: _answer(shape(accepted)),
     )
     headers = {REPLAYED_HEADER: "true"} if replayed else {}
     return JSONResponse(answer.body, status_code=answer.status, headers=headers)

@@ -144,7 +144,9 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             )
             return accepted(request, result)
 
-        return await answer_once(request, service, caller, "follow_up", work)
+        return await answer_once(
+            request, service, caller, "follow_up", work, lambda a: accepted(request, a)
+        )
 
     @router.get(
         "/v1/session/{session_id}/stream",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentkit.engine.folds.conversation import TurnState
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.events import (
@@ -19,17 +21,24 @@ LOST_TURN = "turn lost: the process running it stopped before the turn finished"
 ABANDONED = "the turn ended before this call was approved; it did not run"
 
 
-async def fail_turn(recorder: Recorder, state: TurnState, error: str) -> None:
+async def fail_turn(
+    recorder: Recorder, state: TurnState, error: str, settled: Sequence[ActionResult] = ()
+) -> None:
     """Record `turn.failed` (after error results for every open call) and the session end.
 
-    Open calls that were parked for approval and never started did not run; any other open
-    call (model-requested, or approved with `action.started` recorded) may have run, so it
+    `settled` are results already found for calls in doubt (`engine.tools.reconcile`).
+    Of the other open calls, those parked for approval and never started did not run; any
+    other (model-requested, or approved with `action.started` recorded) may have run, so it
     is reported as in doubt and never re-run.
     """
     payloads: list[Payload] = []
     if not state.started:
         payloads.append(TurnStarted())
+    payloads.extend(settled)
+    done = {r.call_id for r in settled}
     for p in state.pending.values():
+        if p.call_id in done:
+            continue
         reason = ABANDONED if p.approval_requested and not p.started else IN_DOUBT
         payloads.append(
             ActionResult(call_id=p.call_id, tool_name=p.tool_name, is_error=True, error=reason)

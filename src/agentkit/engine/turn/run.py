@@ -100,7 +100,8 @@ async def run_turn(
         if state.started and not state.resumable:
             resume = await find_marker(ports.store, session_id, state)
             if resume is None:
-                await fail_turn(ports.recorder(record, turn_id, holder), state, LOST_TURN)
+                settled = await ports.settle_in_doubt(record, state)
+                await fail_turn(ports.recorder(record, turn_id, holder), state, LOST_TURN, settled)
                 return
             await take_marker(ports.store, session_id, turn_id)
             if await ports.store.interrupt_requested(session_id, turn_id):

@@ -1,0 +1,61 @@
+"""`kill -9` of `agentkit serve` after a follow-up rotated the token but before its answer
+was kept for a replay: a retry with the same `Idempotency-Key` and the token from before
+the rotation gets the original answer, not `409 stale_token`.
+
+The crash comes from the test-only `AGENTKIT_TEST_CRASH_AT` hook (`engine/crash_points.py`):
+the server kills itself with SIGKILL at the named point, the first time it gets there.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from agentkit.engine.crash_points import CRASH_ENV
+from tests.fixtures.http_server import ServeFactory
+from tests.server.helpers import dump, read_stream, start_session, turn_ends
+
+pytestmark = pytest.mark.slow(reason="kills agentkit serve mid-request and restarts it")
+
+
+def test_a_follow_up_killed_before_its_answer_was_kept_is_answered_on_retry(
+    serve: ServeFactory,
+) -> None:
+    served = serve(env={CRASH_ENV: "idempotent-answer-unrecorded"})
+    with httpx.Client(timeout=30) as client:
+        started = start_session(client, served.url, "weather in Porto")
+        sid, token = started["sessionId"], started["continuationToken"]
+        read_stream(client, served.url, sid, until=turn_ends())
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        body = {"continuationToken": token, "message": "and in Lisbon?"}
+
+        with pytest.raises(httpx.TransportError):  # the server died mid-request
+            client.post(f"{served.url}/v1/session/{sid}", json=body, headers=headers)
+        assert served.proc is not None and served.proc.wait(10) == -9
+        served.env.pop(CRASH_ENV)
+        served.restart()
+
+        retried = client.post(f"{served.url}/v1/session/{sid}", json=body, headers=headers)
+        assert retried.status_code == 200, retried.text
+        assert retried.headers["idempotent-replayed"] == "true"
+        answer = retried.json()
+        events = dump(client, served.url, sid)
+        received = [e for e in events if e["type"] == "message.received"]
+        assert [e["data"]["message"] for e in received] == ["weather in Porto", "and in Lisbon?"]
+        assert answer["sessionId"] == sid
+        assert answer["turnId"] == received[-1]["turnId"]
+        assert answer["continuationToken"] != token
+
+        # The new token is the live one; the old one is spent.
+        read_stream(client, served.url, sid, until=turn_ends(2))
+        onward = client.post(
+            f"{served.url}/v1/session/{sid}",
+            json={"continuationToken": answer["continuationToken"], "message": "thanks"},
+        )
+        assert onward.status_code == 200, onward.text
+        stale = client.post(
+            f"{served.url}/v1/session/{sid}", json={"continuationToken": token, "message": "x"}
+        )
+        assert stale.status_code == 409
