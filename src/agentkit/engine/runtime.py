@@ -31,7 +31,13 @@ from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.on_busy import OnBusy
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.service import (
+    Accepted,
+    Decision,
+    Forked,
+    PendingApproval,
+    ToolCallOutcome,
+)
 from agentkit.engine.settling import abandon_parked
 from agentkit.engine.tools.workspace import seed, write_files
 from agentkit.engine.turn.recorder import Recorder
@@ -302,6 +308,13 @@ class AgentRuntime:
         """Send a message into a session by id, as its owner, with no token (trusted callers:
         reminders). Same rules as a follow-up otherwise; the HTTP token is not rotated."""
         return await accepting.deliver(self, session_id, message, source=source)
+
+    async def fork(self, session_id: str, at_index: int, *, principal: Principal) -> Forked:
+        """A new session whose history is events `0..at_index` of this one (`engine.forking`)."""
+        from agentkit.engine.forking import fork_session
+
+        record = await self._owned(session_id, principal)
+        return await fork_session(self, record, at_index, principal=principal)
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop at its next
