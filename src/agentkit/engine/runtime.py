@@ -406,6 +406,10 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self._owned(session_id, principal)
+        if decision == "approve":
+            from agentkit.engine.approval_schema import check_still_valid
+
+            check_still_valid(await self.store.read(record.id), call_id, self.tools.get)
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
 
     # ---- direct tool calls ---------------------------------------------------------
