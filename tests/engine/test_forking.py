@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.engine.dispatch import LocalDispatcher
 from agentkit.engine.folds.conversation import fold_conversation
+from agentkit.engine.folds.daily_use import spent_today
 from agentkit.engine.forking import cut_turn_error
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.errors import BadRequest, Forbidden
@@ -186,3 +187,16 @@ def kinds_of_cut(events: list[Event]) -> list[int]:
             len(events) - 1,
         }
     )
+
+
+async def test_a_forks_copied_turns_do_not_count_against_the_daily_limit(env: Env) -> None:
+    rt = env.runtime(policy_model())
+    sid = await recorded_session(rt)
+    midnight = "1970-01-01T00:00:00.000Z"
+    before = await spent_today(rt.store, "alice", midnight)
+    assert before.tokens > 0
+    forked = await rt.fork(sid, len(await rt.store.read(sid)) - 1, principal=ALICE)
+    assert await spent_today(rt.store, "alice", midnight) == before
+    await rt.follow_up(forked.session_id, forked.continuation_token, "more", principal=ALICE)
+    await settle(rt)
+    assert (await spent_today(rt.store, "alice", midnight)).tokens > before.tokens

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from agentkit.engine.binding import agent_bound
 from agentkit.engine.folds.conversation import TurnState, fold_turn, open_turns
+from agentkit.engine.folds.forked import SHIFT
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Forked
 from agentkit.errors import BadRequest, Conflict
@@ -46,9 +47,6 @@ from agentkit.sessions import (
     new_http_token,
     new_session_id,
 )
-
-# Every copied event sits this many places later in the fork than in the original.
-SHIFT = 1
 
 
 class Forker(Protocol):
@@ -178,13 +176,4 @@ async def _end_cut_turns(
         await ports.recorder(record, turn_id, holder).emit(*payloads)
 
 
-def copied_through(events: list[Event]) -> int:
-    """The index of the last event a fork copied from its original (-1 in a session that
-    is not a fork): what those events record was done, and paid for, in the original."""
-    if not events or events[0].type != EventType.SESSION_FORKED:
-        return -1
-    at = events[0].data.get("atIndex")
-    return at + SHIFT if isinstance(at, int) else -1
-
-
-__all__ = ["copied_through", "cut_turn_error", "fork_session", "stays_parked"]
+__all__ = ["cut_turn_error", "fork_session", "stays_parked"]
