@@ -12,6 +12,7 @@ from agentkit.errors import Conflict, Forbidden, NotFound
 from agentkit.events import ActionCall, ActionsRequested, MessageReceived, TurnStarted, draft
 from agentkit.models.base import AssistantMessage, ModelRequest, UserMessage
 from agentkit.models.scripted import ScriptedModel, Step, call, delay, text
+from agentkit.project.digest import manifest_digest
 from agentkit.sessions import SessionRecord, hash_token
 
 from .conftest import ALICE, BOB, Env, check_vocabulary, settle
@@ -31,6 +32,7 @@ async def test_start_returns_a_plain_token_and_stores_only_its_hash(env: Env) ->
         "mode": "chat",
         "principal": "alice",
         "agent": "proj",
+        "manifestDigest": manifest_digest(rt.manifest),
     }
     assert events[1].as_(MessageReceived).message == "hello"
     assert events[1].turn_id == acc.turn_id

@@ -50,6 +50,11 @@ def test_a_session_with_every_event_type_shows_no_error(
     card = page.locator("details.tool", has_text="wipe_notes")
     assert card.locator(".tool-state").inner_text() == "done · 55 ms"
     assert "variant warm paused: cost" in page.locator("#transcript").inner_text()
+    assert (
+        page.locator(".note.forked")
+        .inner_text()
+        .endswith("Forked from ses_original0000001 at event 1")
+    )
     assert page.locator(".note.compacted").count() == 1
     assert "older turns summarized" in page.locator(".note.compacted").inner_text()
     shot(page, "event-types")

@@ -34,6 +34,7 @@ def every_type() -> list[dict[str, Any]]:
     """A successful session with every documented type (failures aside: they are errors)
     plus `context.compacted` and a type no version of the page knows."""
     rows: list[tuple[int, str, str | None, dict[str, Any]]] = [
+        (0, "session.forked", None, {"fromSessionId": "ses_original0000001", "atIndex": 1}),
         (0, "session.started", None, {"channelId": "http", "mode": "chat"}),
         (1, "ab.assigned", None, {"experiment": "tone", "variant": "warm"}),
         (2, "agent.bound", None, {"agentId": "helpdesk", "model": "test"}),

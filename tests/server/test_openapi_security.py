@@ -54,6 +54,7 @@ def test_the_bearer_scheme_is_http_bearer(document: dict[str, Any]) -> None:
         ("get", f"/{SLUG}/v1/session/{{session_id}}/stream"),
         ("get", f"/{SLUG}/v1/session/{{session_id}}/events"),
         ("post", f"/{SLUG}/v1/session/{{session_id}}/stop"),
+        ("post", f"/{SLUG}/v1/session/{{session_id}}/fork"),
         ("get", f"/{SLUG}/v1/sessions"),
         ("get", f"/{SLUG}/v1/session/{{session_id}}/approvals"),
         ("post", f"/{SLUG}/v1/session/{{session_id}}/approvals/{{call_id}}"),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agentkit.engine.folds.forked import copied_through_of
 from agentkit.events import Event, EventType
 
 # The per-turn metrics, as named on the wire (and in guardrails).
@@ -79,6 +80,7 @@ class SessionFold:
     samples: list[TurnSample] = field(default_factory=list)
     pauses: list[Pause] = field(default_factory=list)
     next_index: int = 0
+    copied_through: int = -1  # a fork's copy of its original: sampled there, not here
 
 
 @dataclass(slots=True)
@@ -124,6 +126,9 @@ class SessionFolder:
             return None  # already folded (at-least-once delivery)
         f.next_index = ev.index + 1
         t, d = ev.type, ev.data
+        if t == EventType.SESSION_FORKED and ev.index == 0:
+            f.copied_through = copied_through_of(ev)
+            return None
         if t == EventType.SESSION_STARTED:
             f.principal, f.started_at = d.get("principal"), ev.at
             return None
@@ -151,7 +156,7 @@ class SessionFolder:
             turn.denied += d.get("decision") == "deny"
         elif t in (EventType.TURN_COMPLETED, EventType.TURN_FAILED):
             self._open.pop(ev.turn_id, None)
-            if not f.assignments:
+            if not f.assignments or ev.index <= f.copied_through:
                 return None
             sample = _sample(f, ev, turn)
             f.samples.append(sample)

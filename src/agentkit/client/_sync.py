@@ -401,6 +401,13 @@ class Session:
             self.accepted = accepted
             return accepted
 
+    def fork(self, at_index: int) -> Session:
+        """A new session whose history is a copy of this one's events `0..at_index` (after
+        a `session.forked` event). It takes follow-ups and approvals of its own; this one
+        is left as it is. The fork has no turn until its first `send` (or decision)."""
+        raw = (self.client._post(session_path(self.id) + "/fork", {"atIndex": at_index})).json()
+        return Session(self.client, str(raw["sessionId"]), str(raw["continuationToken"]))
+
     def adopt_token(self, continuation_token: str) -> None:
         """Use a token learned elsewhere (after a `StaleToken`, say)."""
         self.continuation_token = continuation_token

@@ -23,6 +23,7 @@ from agentkit.engine.settling import end_undispatched, give_back_token, settle
 from agentkit.engine.tools.workspace import check_files, check_fits
 from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
 from agentkit.events import MessageReceived, SessionStarted, draft
+from agentkit.project.digest import manifest_digest
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import (
     Mode,
@@ -102,7 +103,11 @@ async def start_session(
     rt.ports.remember(record)
     turn_id = new_turn_id()
     started = SessionStarted(
-        channel_id=channel_id, mode=mode, principal=principal.id, agent=rt.manifest.agent.slug
+        channel_id=channel_id,
+        mode=mode,
+        principal=principal.id,
+        agent=rt.manifest.agent.slug,
+        manifest_digest=manifest_digest(rt.manifest),
     )
     payload = received(message, principal, source, files)
     experiments = rt.experiments

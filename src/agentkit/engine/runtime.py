@@ -24,7 +24,7 @@ from agentkit.engine.fanout import Fanout
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.service import Decision, Forked, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
 from agentkit.engine.tools.reconcile import Reconciler
@@ -208,6 +208,13 @@ class AgentRuntime:
     follow_up_by_key = accepting.follow_up_by_key
     deliver = accepting.deliver
 
+    async def fork(self, session_id: str, at_index: int, *, principal: Principal) -> Forked:
+        """A new session whose history is events `0..at_index` of this one (`engine.forking`)."""
+        from agentkit.engine.forking import fork_session
+
+        record = await self.reads.owned(session_id, principal)
+        return await fork_session(self, record, at_index, principal=principal)
+
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop."""
         await self.ports.interrupt(session_id, turn_id)
@@ -265,6 +272,10 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self.reads.owned(session_id, principal)
+        if decision == "approve":
+            from agentkit.engine.approval_schema import check_still_valid
+
+            check_still_valid(await self.store.read(record.id), call_id, self.tools.get)
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
 
     async def call_tool(

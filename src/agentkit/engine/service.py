@@ -30,6 +30,16 @@ class Accepted:
 
 
 @dataclass(frozen=True, slots=True)
+class Forked:
+    """A session was forked: the new session's id and its HTTP continuation token."""
+
+    session_id: str
+    continuation_token: str
+    from_session_id: str
+    at_index: int
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallOutcome:
     tool_name: str
     call_id: str
@@ -100,6 +110,11 @@ class AgentService(Protocol):
         on_busy: OnBusy = "interrupt",
     ) -> Accepted:
         """Continue the session a channel-defined key points at (reminders, channels)."""
+        ...
+
+    async def fork(self, session_id: str, at_index: int, *, principal: Principal) -> Forked:
+        """A new session whose history is a copy of events `0..at_index` of this one (the
+        owner's only; `BadRequest` outside the stream). See `engine.forking`."""
         ...
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 
 class EventType(StrEnum):
     SESSION_STARTED = "session.started"
+    SESSION_FORKED = "session.forked"
     AB_ASSIGNED = "ab.assigned"
     AB_PAUSED = "ab.paused"
     SESSION_WAITING = "session.waiting"
@@ -108,6 +109,19 @@ class SessionStarted(Payload):
     mode: str
     principal: str | None = None
     agent: str | None = None
+    # `sha256:` of the manifest the session began on (`project.digest`); absent in
+    # sessions recorded before it was kept.
+    manifest_digest: str | None = None
+
+
+class SessionForked(Payload):
+    """First event of a fork: the events after it, up to `atIndex + 1`, are a copy of
+    `fromSessionId`'s events `0..atIndex` (each one index later than in the original)."""
+
+    type = EventType.SESSION_FORKED
+    from_session_id: str
+    at_index: int
+    manifest_digest: str | None = None  # of the manifest the fork was made on
 
 
 class AbAssigned(Payload):
@@ -316,6 +330,7 @@ PAYLOADS: dict[str, type[Payload]] = {
     cls.type.value: cls
     for cls in (
         SessionStarted,
+        SessionForked,
         AbAssigned,
         AbPaused,
         SessionWaiting,

@@ -14,6 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, InvalidId, NotFound
+from agentkit.server.fork_routes import add_fork_route
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
@@ -84,22 +85,28 @@ def known_session_id(session_id: str) -> str:
         raise NotFound(f"unknown session {session_id[:80]!r}", code="session_not_found") from None
 
 
+def session_links(
+    request: Request, options: ServerOptions, base_path: str, session_id: str
+) -> tuple[str | None, str]:
+    """A session's playground URL (None when the playground is off) and trace URL."""
+    base = public_base(request, base_path)
+    playground = f"{base}/playground?sessionId={session_id}" if options.playground else None
+    return playground, f"{base}/v1/session/{session_id}/events"
+
+
 def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     service = mount.service
     base_path = options.base_path(mount.slug)
     router = DeferredRouter(prefix=base_path, tags=[f"{mount.slug}: sessions"])
 
     def accepted(request: Request, result: Accepted) -> SessionAccepted:
-        base = public_base(request, base_path)
-        playground = (
-            f"{base}/playground?sessionId={result.session_id}" if options.playground else None
-        )
+        playground, trace = session_links(request, options, base_path, result.session_id)
         return SessionAccepted(
             session_id=result.session_id,
             continuation_token=result.continuation_token,
             turn_id=result.turn_id,
             playground_url=playground,
-            trace_url=f"{base}/v1/session/{result.session_id}/events",
+            trace_url=trace,
         )
 
     @router.post(
@@ -218,6 +225,7 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
     _add_stop_route(router, mount)
     _add_approval_routes(router, mount)
+    add_fork_route(router, mount, options)
     return router
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from agentkit.costs import Budget
+from agentkit.engine.folds.forked import copied_through
 from agentkit.engine.turn.budget import Spend
 from agentkit.errors import TooManyRequests
 from agentkit.events import EventType, Usage, iso_utc
@@ -36,10 +37,17 @@ async def spent_today(store: Store, principal: str, midnight: str) -> Spend:
         for record in page.items:
             if record.updated_at < midnight and record.created_at < midnight:
                 continue
-            for ev in await store.read(record.id):
-                if ev.at < midnight or ev.type not in (
-                    EventType.TURN_COMPLETED,
-                    EventType.TURN_FAILED,
+            events = await store.read(record.id)
+            copied = copied_through(events)  # a fork's copy was spent in its original
+            for ev in events:
+                if (
+                    ev.at < midnight
+                    or ev.index <= copied
+                    or ev.type
+                    not in (
+                        EventType.TURN_COMPLETED,
+                        EventType.TURN_FAILED,
+                    )
                 ):
                     continue
                 raw = ev.data.get("usage")

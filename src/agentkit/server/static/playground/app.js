@@ -48,22 +48,53 @@ function hint(text, kind = "") {
 // ---- the raw pane --------------------------------------------------------------------
 
 function recordRaw(event) {
-  const line = JSON.stringify(event);
-  state.rawLines.push(line);
-  if (!$("raw").hidden) appendRawLine(line);
+  const entry = { index: event.index, line: JSON.stringify(event) };
+  state.rawLines.push(entry);
+  if (!$("raw").hidden) appendRawLine(entry);
 }
 
-function rawLine(line) {
+// One event's line. A live session's lines each carry "Fork from here": a new session
+// whose history is this one's events up to that line (POST /v1/session/:id/fork). The
+// button's caption is drawn by the stylesheet, so the pane's text stays the NDJSON itself.
+function rawLine(entry) {
   const row = document.createElement("div");
   row.className = "raw-line";
-  row.textContent = line;
+  const text = document.createElement("span");
+  text.textContent = entry.line;
+  row.append(text);
+  if (state.source === "live" && Number.isInteger(entry.index)) {
+    const fork = document.createElement("button");
+    fork.type = "button";
+    fork.className = "raw-fork";
+    fork.dataset.index = String(entry.index);
+    fork.title = `Fork from here: a new session with events 0 to ${entry.index}`;
+    fork.setAttribute("aria-label", `Fork from here (event ${entry.index})`);
+    fork.addEventListener("click", () => forkAt(entry.index));
+    row.append(fork);
+  }
   return row;
 }
 
-function appendRawLine(line) {
+function appendRawLine(entry) {
   const pre = $("raw-lines");
-  pre.append(rawLine(line));
+  pre.append(rawLine(entry));
   pre.parentElement.scrollTop = pre.parentElement.scrollHeight;
+}
+
+async function forkAt(index) {
+  const from = state.sessionId;
+  if (!from) return;
+  try {
+    const reply = await api(`/v1/session/${encodeURIComponent(from)}/fork`, {
+      method: "POST",
+      body: { atIndex: index },
+    });
+    rememberContinuation(reply.sessionId, reply.continuationToken);
+    openSession(reply.sessionId);
+    hint(`Forked from ${from} at event ${index}.`);
+  } catch (error) {
+    hint(explain(error), "error");
+  }
 }
 
 $("raw-toggle").addEventListener("change", (e) => {

@@ -177,6 +177,10 @@ const HANDLERS = {
     const bits = [`Session ${event.sessionId}`, `channel ${data.channelId}`, `${data.mode} mode`];
     this.note(event, bits.join(" · "), "session-start");
   },
+  "session.forked"(event, data) {
+    // The events after it, up to atIndex + 1, are the original's, copied.
+    this.note(event, `Forked from ${data.fromSessionId} at event ${data.atIndex}`, "meta forked");
+  },
   "agent.bound"(event, data) {
     if (data.model) this.note(event, `model ${data.model}`, "meta");
   },
