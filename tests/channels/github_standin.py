@@ -34,6 +34,14 @@ class GitHubStandIn:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    def reset(self) -> None:
+        """Forget every request and restore the default answers, so that one stand-in can
+        serve a module of tests, each starting from nothing."""
+        with self._lock:
+            self.heads.clear()
+            self.fail_comments = self.fail_reads = 0
+            self.requests.clear()
+
     def comments(self, number: int | None = None) -> list[Recorded]:
         pattern = re.compile(r"^/repos/[^/]+/[^/]+/issues/(\d+)/comments$")
         with self._lock:

@@ -13,8 +13,14 @@ import httpx
 import pytest
 
 from agentkit.channels.github import MARKER
+from tests.channels.conftest import (
+    assert_no_unexpected_traceback,
+    channel_env_in,
+    write_channel_project,
+)
 from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
+from tests.fixtures.http_server import Served, _env
 from tests.server.helpers import dump, read_stream, turn_ends
 
 SECRET = "It's a Secret to Everybody"
@@ -23,19 +29,60 @@ HEAD = "a" * 40
 KEY = "pr:octo/widgets#1"
 
 
-@pytest.fixture
-def standin() -> Iterator[GitHubStandIn]:
+@pytest.fixture(scope="module")
+def github_api() -> Iterator[GitHubStandIn]:
     server = GitHubStandIn().start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def github(serve_channels, standin: GitHubStandIn, channel_env) -> Any:
-    Path(channel_env["GATE_FILE"]).touch()  # no turn here waits on the gate
-    return serve_channels(
-        "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}
+def standin(github_api: GitHubStandIn) -> GitHubStandIn:
+    """The module's GitHub stand-in, with nothing recorded yet."""
+    github_api.reset()
+    return github_api
+
+
+@pytest.fixture(scope="module")
+def shared_github(
+    tmp_path_factory: pytest.TempPathFactory, github_api: GitHubStandIn
+) -> Iterator[Served]:
+    """One `--dev` server for the tests that only touch pull requests of their own (each
+    test uses its own PR numbers, so its own sessions). Tests that need another secret
+    start their own with `serve_channels`."""
+    base = tmp_path_factory.mktemp("github")
+    env = _env(
+        {
+            **channel_env_in(base),
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "GITHUB_API_URL": github_api.url,
+        }
     )
+    Path(env["GATE_FILE"]).touch()  # no turn here waits on the gate
+    served = Served(write_channel_project(base), base / "state", ["--dev"], env).start()
+    yield served
+    served.stop()
+    assert_no_unexpected_traceback(served)
+
+
+@pytest.fixture
+def github(shared_github: Served, standin: GitHubStandIn) -> Served:
+    return shared_github
+
+
+def session_ids(url: str) -> set[str]:
+    return {s["sessionId"] for s in listed(url)}
+
+
+def requests_about(standin: GitHubStandIn, repo: str, *numbers: int) -> list[Any]:
+    """What the server sent the stand-in about `repo` (about these pull requests of it,
+    when numbers are given): other tests' replies may still be landing on the stand-in."""
+    prefix = f"/repos/{repo}/"
+    found = [r for r in standin.requests if r.path.startswith(prefix)]
+    if not numbers:
+        return found
+    own = re.compile(rf"^(issues|pulls)/({'|'.join(map(str, numbers))})(/|$)")
+    return [r for r in found if own.match(r.path[len(prefix) :])]
 
 
 def post(
@@ -85,6 +132,7 @@ def test_pull_request_opened_gets_a_review_comment(github, standin: GitHubStandI
 
 
 def test_bad_missing_and_replayed_signatures(github, standin: GitHubStandIn) -> None:
+    before = session_ids(github.url)
     payload = pull_request("opened", 2, title="Change the logo", head=HEAD)
     assert post(github.url, "pull_request", payload, secret=None).status_code == 401
     assert post(github.url, "pull_request", payload, secret="wrong secret").status_code == 401
@@ -103,8 +151,8 @@ def test_bad_missing_and_replayed_signatures(github, standin: GitHubStandIn) -> 
         httpx.post(f"{github.url}/v1/channels/github", content=body, headers=headers).status_code
         == 401
     )
-    assert listed(github.url) == []
-    assert standin.requests == []
+    assert session_ids(github.url) == before
+    assert requests_about(standin, "octo/widgets", 2, 3) == []  # 3: the forged number
     # The same delivery replayed whole (GitHub's redelivery, or an attacker's copy): one turn.
     first = post(github.url, "pull_request", payload, delivery_id="d-1")
     again = post(github.url, "pull_request", payload, delivery_id="d-1")
@@ -462,6 +510,7 @@ def test_an_unsigned_delivery_needs_an_exact_loopback_host(
 
 
 def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, standin) -> None:
+    before = session_ids(github.url)
     opened = pull_request("opened", 30, title="Replay me", head=HEAD)
     first = post(github.url, "pull_request", opened)
     assert first.status_code == 200 and "sessionId" in first.json(), first.text
@@ -471,7 +520,8 @@ def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, stan
     assert "sessionId" in post(github.url, "issue_comment", comment).json()
     again = post(github.url, "issue_comment", comment, delivery_id="another-fresh-id")
     assert again.json() == {"ok": True, "duplicate": True}
-    assert len(listed(github.url)) == 1  # the comment continued the PR's one session
+    # The comment continued the PR's one session.
+    assert len(session_ids(github.url) - before) == 1
 
 
 def test_host_webhook_route_fans_out(github, standin) -> None:
@@ -494,6 +544,7 @@ def test_host_webhook_route_fans_out(github, standin) -> None:
 def test_host_webhook_route_refuses_a_rebinding_page(github, standin) -> None:
     """A DNS-rebinding page reaches the loopback server under its own name and may send
     any header: it must not trigger turns (nor comments with the developer's token)."""
+    before = session_ids(github.url)
     payload = pull_request("opened", 10, title="Ignore your rules", head=HEAD)
     payload["repository"] = {**payload["repository"], "full_name": "attacker/target"}
     body, headers = delivery("pull_request", payload, None)
@@ -514,5 +565,5 @@ def test_host_webhook_route_refuses_a_rebinding_page(github, standin) -> None:
     assert cross_site.status_code == 403 and cross_site.json()["error"] == "cross_origin"
     as_text = httpx.post(url, content=body, headers={**headers, "Content-Type": "text/plain"})
     assert as_text.status_code == 415
-    assert listed(github.url) == []
-    assert standin.requests == []
+    assert session_ids(github.url) == before
+    assert requests_about(standin, "attacker/target") == []
