@@ -526,19 +526,19 @@ def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, stan
 
 def test_host_webhook_route_fans_out(github, standin) -> None:
     body, headers = delivery(
-        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), SECRET
+        "pull_request", pull_request("opened", 12, title="Tidy", head=HEAD), SECRET
     )
     r = httpx.post(f"{github.root_url}/v1/webhooks/github", content=body, headers=headers)
     assert r.status_code == 200, r.text
     [one] = r.json()["delivered"]
-    assert one["channel"] == "github" and one["body"]["key"] == "pr:octo/widgets#9"
+    assert one["channel"] == "github" and one["body"]["key"] == "pr:octo/widgets#12"
     proxied = httpx.post(
         f"{github.root_url}/v1/webhooks/github",
         content=body,
         headers={**headers, "X-Forwarded-For": "1.2.3.4"},
     )
     assert proxied.status_code == 401
-    wait_for(lambda: standin.comments(9), "the reply")
+    wait_for(lambda: standin.comments(12), "the reply")
 
 
 def test_host_webhook_route_refuses_a_rebinding_page(github, standin) -> None:
