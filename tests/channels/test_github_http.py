@@ -37,6 +37,13 @@ def github_api() -> Iterator[GitHubStandIn]:
 
 
 @pytest.fixture
+def own_standin() -> Iterator[GitHubStandIn]:
+    server = GitHubStandIn().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def standin(github_api: GitHubStandIn) -> GitHubStandIn:
     """The module's GitHub stand-in, with nothing recorded yet."""
     github_api.reset()
@@ -106,7 +113,16 @@ def listed(url: str) -> list[dict]:
     return list(httpx.get(f"{url}/v1/sessions", timeout=30).json()["sessions"])
 
 
-def test_pull_request_opened_gets_a_review_comment(github, standin: GitHubStandIn) -> None:
+def test_pull_request_opened_gets_a_review_comment(
+    serve_channels, own_standin: GitHubStandIn, channel_env
+) -> None:
+    # A server and stand-in of its own: the one 502 must meet this test's first comment,
+    # not a late reply of another test's turn on the shared server.
+    standin = own_standin
+    Path(channel_env["GATE_FILE"]).touch()
+    github = serve_channels(
+        "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}
+    )
     standin.fail_comments = 1  # the first post meets a 502: retried with backoff
     r = post(
         github.url, "pull_request", pull_request("opened", 1, title="Tidy up the readme", head=HEAD)
