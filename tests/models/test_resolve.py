@@ -104,6 +104,7 @@ def test_a_missing_sdk_gives_an_install_hint():
 
 def test_the_public_names_are_exactly_these():
     assert sorted(agentkit.models.__all__) == [
+        "ENTRY_POINT_GROUP",
         "PROVIDERS",
         "ScriptedModel",
         "Step",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkit.authoring.context_options import parse_context_options
+from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import parse_budget, parse_prices
 
 
@@ -61,6 +62,11 @@ def define_agent(
     `compaction` (`summarize` by default, `window` or `off`), `compact_at` (0.8 of the
     window), `max_tool_result_tokens` and `compaction_model` say how a conversation that
     outgrows it is compacted (see docs/engine.md).
+
+    The loop breaker is on by default: a turn that calls the same tool with the same
+    arguments `loop_repeat` times (5), or runs `loop_idle_steps` steps (8) with no new tool
+    result and no text, is stopped as `loop_guard` says (`fail` by default: the turn fails
+    with `loop_detected`; `ask` parks it on a "continue?" question; `off`).
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -70,6 +76,7 @@ def define_agent(
     parse_prices(options.get("prices"))  # raise at definition time, naming the bad entry
     parse_budget(options.get("budget"))
     parse_context_options(options)
+    parse_loop_options(options)
     limit = options.get("max_turn_seconds")
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0

@@ -27,11 +27,11 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
 from agentkit.errors import BadRequest, Conflict, HttpError
-from agentkit.store.base import Claim
+from agentkit.store.base import Claim, ClaimStore
 
 __all__ = [
     "IN_FLIGHT_TTL",
@@ -59,18 +59,6 @@ MAX_KEY_CHARS = 255
 # A recorded answer, sealed (a third larger), stays inside a claim's detail on DynamoDB
 # (100 000 characters) and well inside one item (400 KB).
 MAX_REPLAY_CHARS = 64_000
-
-
-@runtime_checkable
-class ClaimStore(Protocol):
-    """The part of the `Store` port this module needs."""
-
-    async def claim(self, key: str, ttl: float) -> bool: ...
-    async def settle_claim(
-        self, key: str, state: str, ttl: float, *, detail: str | None = None
-    ) -> None: ...
-    async def release_claim(self, key: str) -> None: ...
-    async def get_claim(self, key: str) -> Claim | None: ...
 
 
 class IdempotencyKeyReused(HttpError):

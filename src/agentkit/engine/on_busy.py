@@ -18,13 +18,14 @@ Both only use the store's lease and the event stream, so they hold across proces
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal
 
+from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.errors import Conflict
 from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
-from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status
+from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
 
 OnBusy = Literal["interrupt", "queue", "reject"]
 ON_BUSY: tuple[str, ...] = ("interrupt", "queue", "reject")
@@ -41,17 +42,37 @@ def agent_on_busy(manifest: Any) -> OnBusy:
     return "interrupt"
 
 
-def pending_queue(events: list[Event]) -> list[Event]:
+class _Queued:
+    """`message.queued` events so far, and the queue ids already accepted as a turn."""
+
+    __slots__ = ("accepted", "queued")
+
+    def __init__(self) -> None:
+        self.queued: list[Event] = []
+        self.accepted: set[Any] = set()
+
+    def copy(self) -> _Queued:
+        other = _Queued.__new__(_Queued)
+        other.queued, other.accepted = list(self.queued), set(self.accepted)
+        return other
+
+    def add(self, ev: Event) -> None:
+        if ev.type == EventType.MESSAGE_QUEUED:
+            self.queued.append(ev)
+        elif ev.type == EventType.MESSAGE_RECEIVED and ev.data.get("queueId"):
+            self.accepted.add(ev.data.get("queueId"))
+
+
+# Looked at after every turn: carried on per session, so a long history is not read again.
+_QUEUES: Carried[_Queued] = Carried(_Queued)
+
+
+def pending_queue(events: Iterable[Event]) -> list[Event]:
     """`message.queued` events not yet accepted as a turn, oldest first."""
-    queued = [e for e in events if e.type == EventType.MESSAGE_QUEUED]
-    if not queued:  # the usual case, looked at after every turn
+    state = _QUEUES.over(events)
+    if not state.queued:  # the usual case
         return []
-    accepted = {
-        e.data.get("queueId")
-        for e in events
-        if e.type == EventType.MESSAGE_RECEIVED and e.data.get("queueId")
-    }
-    return [e for e in queued if e.data.get("queueId") not in accepted]
+    return [e for e in state.queued if e.data.get("queueId") not in state.accepted]
 
 
 async def accept_when_idle(
@@ -74,7 +95,7 @@ async def accept_when_idle(
     leased = await ports.store.acquire_lease(record.id, holder, ports.lease_ttl)
     try:
         events = await ports.store.read(record.id) if leased else []
-        idle = leased and fold_status(events) not in BUSY and not pending_queue(events)
+        idle = leased and fold_status_recent(events) not in BUSY and not pending_queue(events)
         if not idle and on_busy == "reject":
             raise Conflict("the session is busy", code="session_busy")
         if claim is not None:
@@ -116,7 +137,7 @@ async def drain_queue(ports: SessionPorts, session_id: str) -> bool:
     try:
         events = await ports.store.read(session_id)
         waiting = pending_queue(events)
-        if not waiting or fold_status(events) in BUSY:
+        if not waiting or fold_status_recent(events) in BUSY:
             return False
         head = waiting[0].data
         turn_id = str(head["queueId"])

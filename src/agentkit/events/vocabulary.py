@@ -189,6 +189,7 @@ class TurnCompleted(Payload):
 class TurnFailed(Payload):
     type = EventType.TURN_FAILED
     error: str
+    evidence: dict[str, Any] | None = None  # what the loop breaker saw (`loop_detected`)
     usage: Usage | None = None
     cost_usd: float | None = None
 

@@ -4,12 +4,18 @@
 colon; no id means the `AGENTKIT_MODEL` environment variable, then `"test"`. Provider
 modules (and their SDKs) are imported only when that provider is resolved, so importing
 this package stays cheap and needs no optional extra.
+
+A package can bring a provider we don't ship by registering a factory under the
+`agentkit.models` entry-point group: with `mycorp = "mycorp.models:create"` in its
+`[project.entry-points."agentkit.models"]`, the id `mycorp:model-x` resolves to
+`create("model-x")`, which returns an object implementing `Model`.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 from agentkit.errors import ModelError
@@ -20,6 +26,7 @@ if TYPE_CHECKING:
     from agentkit.models.test import TestModel
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "PROVIDERS",
     "ScriptedModel",
     "Step",
@@ -30,6 +37,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "test"
+ENTRY_POINT_GROUP = "agentkit.models"  # where installed packages register providers
 
 # provider -> (module, the extra that installs its SDK)
 PROVIDERS: dict[str, tuple[str, str | None]] = {
@@ -67,8 +75,8 @@ def parse_model_id(model_id: str | None) -> tuple[str, str]:
     raw = raw or DEFAULT_MODEL
     provider, _, name = raw.partition(":")
     provider, name = provider.strip().lower(), name.strip()
-    if provider not in PROVIDERS:
-        known = ", ".join(sorted(PROVIDERS))
+    if provider not in PROVIDERS and _registered_provider(provider) is None:
+        known = ", ".join(sorted({*PROVIDERS, *_registered_providers()}))
         raise ModelError(
             f"unknown model provider {provider!r} in model id {raw!r}: use one of {known} "
             "as in 'anthropic:claude-sonnet-4-5'"
@@ -82,9 +90,48 @@ def parse_model_id(model_id: str | None) -> tuple[str, str]:
     return provider, name
 
 
+def _registered_providers() -> list[str]:
+    """The providers installed packages register under `agentkit.models`."""
+    return sorted({ep.name.lower() for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def _registered_provider(provider: str) -> EntryPoint | None:
+    """The entry point registering `provider`, if an installed package does."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name.lower() == provider:
+            return ep
+    return None
+
+
+def _from_entry_point(ep: EntryPoint, name: str) -> Model:
+    try:
+        factory = ep.load()
+        model = factory(name)
+    except ModelError:
+        raise
+    except Exception as exc:  # a broken plugin names itself, not a traceback
+        raise ModelError(
+            f"the {ep.name} model provider ({ep.value}) failed to create {name!r}:"
+            f" {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(getattr(model, "id", None), str) or not callable(
+        getattr(model, "stream", None)
+    ):
+        raise ModelError(
+            f"the {ep.name} model provider ({ep.value}) returned {type(model).__name__},"
+            " which is not a Model: it needs an `id` string and a `stream(request)` method"
+        )
+    result: Model = model
+    return result
+
+
 def resolve_model(model_id: str | None = None) -> Model:
     """The `Model` for a `provider:model` id (see the module docstring)."""
     provider, name = parse_model_id(model_id)
+    if provider not in PROVIDERS:
+        ep = _registered_provider(provider)
+        assert ep is not None  # parse_model_id refused it otherwise
+        return _from_entry_point(ep, name)
     if provider == "test":
         from agentkit.models.test import TestModel
 

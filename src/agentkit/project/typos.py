@@ -27,6 +27,9 @@ AGENT_KEYWORDS = (
     "compact_at",
     "max_tool_result_tokens",
     "compaction_model",
+    "loop_guard",
+    "loop_repeat",
+    "loop_idle_steps",
 )
 # Accepted for agents written for other hosts; nothing here reads them.
 AGENT_NO_EFFECT = ("runtime", "cloud", "local")

@@ -27,27 +27,18 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agentkit.scheduling.schedules import ScheduleHandlerError
 
 if TYPE_CHECKING:
-    from agentkit.store.base import Claim
+    from agentkit.store.base import Claim, ClaimStore
 
-__all__ = ["DONE_TTL", "ClaimStore", "run_claimed"]
+__all__ = ["DONE_TTL", "run_claimed"]
 
 log = logging.getLogger("agentkit.schedules")
 
 DONE_TTL = 7 * 86400.0  # how long a finished firing is remembered (Scheduler retries < 1 day)
-
-
-class ClaimStore(Protocol):
-    async def claim(self, key: str, ttl: float) -> bool: ...
-    async def settle_claim(
-        self, key: str, state: str, ttl: float, *, detail: str | None = None
-    ) -> None: ...
-    async def release_claim(self, key: str) -> None: ...
-    async def get_claim(self, key: str) -> Claim | None: ...
 
 
 async def run_claimed(

@@ -26,6 +26,7 @@ from agentkit.models.base import (
 
 MISSING_RESULT = "no result was recorded for this tool call"
 BUDGET_TOOL = "budget"  # the approval a turn parks on when its budget runs out
+LOOP_TOOL = "loop_guard"  # the approval a turn parks on when it loops (`loop_guard="ask"`)
 
 
 def result_text(result: Any) -> str:
@@ -209,10 +210,47 @@ def _usage(raw: Any) -> Usage:
     return Usage.model_validate(raw) if isinstance(raw, dict) else NO_USAGE
 
 
+class _TurnStarts:
+    """Where each turn's first event sits in the stream (its position, from 0)."""
+
+    __slots__ = ("first", "seen")
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}
+        self.seen = 0
+
+    def copy(self) -> _TurnStarts:
+        other = _TurnStarts.__new__(_TurnStarts)
+        other.first, other.seen = dict(self.first), self.seen
+        return other
+
+    def add(self, ev: Event) -> None:
+        if ev.turn_id is not None and ev.turn_id not in self.first:
+            self.first[ev.turn_id] = self.seen
+        self.seen += 1
+
+
+_TURN_STARTS: Carried[_TurnStarts] = Carried(_TurnStarts)
+
+
+def turn_events(events: Sequence[Event] | Iterable[Event], turn_id: str) -> Iterable[Event]:
+    """The events from `turn_id`'s first one on: none before it is the turn's.
+
+    Every turn reads its own events out of a session that grows by a turn at a time, so the
+    start of each turn is kept (carried on like the conversation) and the rest is skipped.
+    """
+    if not isinstance(events, Sequence):
+        return events
+    first = _TURN_STARTS.over(events).first.get(turn_id)
+    if first is None:
+        return ()
+    return events[first:]
+
+
 def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
     """The state of `turn_id`, folded from the session's events."""
     st = TurnState(turn_id)
-    for ev in events:
+    for ev in turn_events(events, turn_id):
         if ev.turn_id != turn_id:
             continue
         t, d = ev.type, ev.data
@@ -245,10 +283,10 @@ def fold_turn(events: Iterable[Event], turn_id: str) -> TurnState:  # noqa: C901
                 started.started = True
         elif t == EventType.ACTION_APPROVAL_REQUESTED:
             p = st.pending.get(str(d.get("callId")))
-            if p is None and d.get("toolName") == BUDGET_TOOL:
-                # A budget approval parks the turn with no tool call behind it.
-                cid = str(d.get("callId"))
-                p = st.pending[cid] = PendingCall(cid, BUDGET_TOOL, dict(d.get("arguments") or {}))
+            if p is None and d.get("toolName") in (BUDGET_TOOL, LOOP_TOOL):
+                # A budget or loop question parks the turn with no tool call behind it.
+                cid, tool = str(d.get("callId")), str(d.get("toolName"))
+                p = st.pending[cid] = PendingCall(cid, tool, dict(d.get("arguments") or {}))
             if p is not None:
                 p.approval_requested = True
                 p.approval_arguments = dict(d.get("arguments") or {})

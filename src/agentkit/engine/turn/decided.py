@@ -1,20 +1,29 @@
-"""Resuming a turn whose approvals were decided: the budget's "continue?" answered, each
-decided call run (approved, arguments unchanged) or answered denied."""
+"""Asking the budget's "continue?", and resuming a turn whose approvals were decided: that
+question answered, each decided call run (approved, arguments unchanged) or answered
+denied."""
 
 from __future__ import annotations
+
+import secrets
 
 from agentkit.engine.folds.conversation import BUDGET_TOOL
 from agentkit.engine.folds.pending_approvals import DENIED, arguments_digest
 from agentkit.engine.tools.calls import Outcome
-from agentkit.engine.turn.budget import BUDGET_TIMEOUT_PRINCIPAL, is_budget_question
+from agentkit.engine.turn.budget import (
+    BUDGET_CALL_PREFIX,
+    BUDGET_TIMEOUT_PRINCIPAL,
+    is_budget_question,
+    tokens,
+)
 from agentkit.engine.turn.deps import (
     Planned,
     RequestedCall,
     RunningTurn,
     tool_result,
 )
+from agentkit.engine.turn.loop_guard import LoopDetected, is_loop_question
 from agentkit.errors import RunError
-from agentkit.events import ActionCall, ActionStarted
+from agentkit.events import ActionApprovalRequested, ActionCall, ActionStarted
 
 BUDGET_DENIED = "budget exceeded: the request to continue was denied"
 BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered in time"
@@ -23,6 +32,14 @@ BUDGET_UNANSWERED = "budget exceeded: the request to continue was not answered i
 async def resume_decided(runner: RunningTurn) -> None:
     """Record the results of calls whose approvals were decided, then carry on."""
     plans: list[Planned] = []
+    for p in [q for q in runner.state.pending.values() if is_loop_question(q.tool_name, q.call_id)]:
+        runner.state.pending.pop(p.call_id)
+        approved = p.decision == "approve"
+        outcome = Outcome(False, result="continue") if approved else Outcome(True, error=DENIED)
+        call = ActionCall(call_id=p.call_id, tool_name=p.tool_name, arguments={})
+        await runner.emit(tool_result(call, outcome))
+        if not approved:
+            raise LoopDetected({k: v for k, v in p.arguments.items() if k != "message"})
     budget = [
         p for p in runner.state.pending.values() if is_budget_question(p.tool_name, p.call_id)
     ]
@@ -63,3 +80,14 @@ async def resume_decided(runner: RunningTurn) -> None:
     if started:
         await runner.emit(*started)
     await runner.run_calls(plans, decided=True)
+
+
+async def park_on_budget(runner: RunningTurn, reason: str) -> None:
+    """Park the turn on a "continue?" approval instead of spending past a limit."""
+    call_id = BUDGET_CALL_PREFIX + secrets.token_hex(6)
+    request = ActionApprovalRequested(
+        call_id=call_id,
+        tool_name=BUDGET_TOOL,
+        arguments={"reason": reason, "spentTokens": tokens(runner.usage), "costUsd": runner.cost},
+    )
+    await runner.emit(request)

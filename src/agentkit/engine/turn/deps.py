@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine.folds.conversation import TurnState
+from agentkit.engine.folds.conversation import TurnState, turn_events
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.tools.calls import Outcome, ToolEntry
 from agentkit.engine.turn.budget import Spend
@@ -89,7 +89,7 @@ def turn_began(events: list[Event], turn_id: str) -> float | None:
     """Where the turn's running time is counted from (epoch seconds): its `turn.started`,
     or its latest approval decision, so time parked waiting for a person does not count."""
     began: float | None = None
-    for ev in events:
+    for ev in turn_events(events, turn_id):
         if ev.turn_id == turn_id and ev.type in _RUN_CLOCK_STARTS:
             try:
                 began = datetime.fromisoformat(ev.at).timestamp()
@@ -141,4 +141,4 @@ class RunningTurn(Protocol):
 
     async def emit(self, *payloads: Payload) -> None: ...
 
-    async def fail(self, error: str) -> None: ...
+    async def fail(self, error: str, evidence: dict[str, Any] | None = None) -> None: ...

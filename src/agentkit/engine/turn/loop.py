@@ -11,7 +11,6 @@ the decided calls' results and carries on with the next step.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 import time
 from collections.abc import Coroutine
@@ -20,8 +19,9 @@ from typing import Any
 
 from agentkit.authoring.context_options import parse_context_options
 from agentkit.authoring.contexts import ToolContext
+from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import add_costs, agent_prices
-from agentkit.engine.folds.conversation import BUDGET_TOOL, TurnState, fold_conversation
+from agentkit.engine.folds.conversation import TurnState, fold_conversation
 from agentkit.engine.tools.agent_tool import run_agent_tool
 from agentkit.engine.tools.builtins import TASK, TaskInput
 from agentkit.engine.tools.calls import (
@@ -36,7 +36,6 @@ from agentkit.engine.tools.calls import (
 )
 from agentkit.engine.tools.task_start import start_task
 from agentkit.engine.turn.budget import (
-    BUDGET_CALL_PREFIX,
     BudgetCheck,
     GuardedModel,
     SessionSpend,
@@ -54,7 +53,7 @@ from agentkit.engine.turn.deadline import (
     ContinueTurn,
     turn_limit_message,
 )
-from agentkit.engine.turn.decided import resume_decided
+from agentkit.engine.turn.decided import park_on_budget, resume_decided
 from agentkit.engine.turn.deps import (
     Planned,
     TurnDeps,
@@ -63,6 +62,7 @@ from agentkit.engine.turn.deps import (
     turn_began,
 )
 from agentkit.engine.turn.ending import IN_DOUBT
+from agentkit.engine.turn.loop_guard import LOOP_DETECTED, LoopDetected, LoopGuard, stop_looping
 from agentkit.engine.turn.preempt import await_preemptible
 from agentkit.engine.turn.step import RecordingSink, StepOutput, model_step
 from agentkit.engine.turn.subagents import run_subagent
@@ -123,6 +123,7 @@ class TurnRunner:
         self.progressed = False  # whether this invocation started a step or a call
         self.continued: Continuation | None = None  # set when the turn stopped to continue
         self.session_info = session_info(deps.session)  # what each tool call is told
+        self.loop = LoopGuard(parse_loop_options(options), deps.events, state.turn_id)
         # Fits each step's request into the model's context window (engine.turn.compaction).
         self.context = ContextKeeper(
             parse_context_options(options),
@@ -144,6 +145,7 @@ class TurnRunner:
             if not batch:
                 return
             for p in batch:
+                self.loop.observe(p)
                 if isinstance(p, ActionsRequested):
                     self.open.update((a.call_id, a) for a in p.actions)
                 elif isinstance(p, ActionResult):
@@ -174,6 +176,9 @@ class TurnRunner:
             return
         except TurnInterrupted as exc:
             await self.fail(str(exc))
+            return
+        except LoopDetected as exc:
+            await self.fail(LOOP_DETECTED, exc.evidence)
             return
         except (ModelError, RunError) as exc:
             await self.fail(str(exc))
@@ -207,7 +212,7 @@ class TurnRunner:
             raise ContinueTurn(Continuation(self.state.steps))
         verdict = self.budget.verdict(Spend(tokens(self.usage), self.cost), self.last_step)
         if verdict.exceeded is not None:
-            await self.park_on_budget(verdict.exceeded)
+            await park_on_budget(self, verdict.exceeded)
             return None
         self.state.steps += 1
         self.progressed = True
@@ -252,6 +257,9 @@ class TurnRunner:
             return out
         plans = [self.plan(c) for c in out.calls]
         await self.emit(*closing, ActionsRequested(actions=[p.call for p in plans]))
+        if self.loop.tripped is not None:
+            await stop_looping(self, self.loop.tripped, plans, done())
+            return None
         runnable = [p for p in plans if not p.needs_approval]
         parked = [p for p in plans if p.needs_approval and p.error is None]
         if self.d.deadline is not None:  # (only a host whose invocations end defers)
@@ -456,16 +464,6 @@ class TurnRunner:
             spent = spent.plus(used, self.prices.cost(running.id, used))
         return self.budget.verdict(spent, Spend()).exceeded
 
-    async def park_on_budget(self, reason: str) -> None:
-        """Park the turn on a "continue?" approval instead of spending past a limit."""
-        call_id = BUDGET_CALL_PREFIX + secrets.token_hex(6)
-        request = ActionApprovalRequested(
-            call_id=call_id,
-            tool_name=BUDGET_TOOL,
-            arguments={"reason": reason, "spentTokens": tokens(self.usage), "costUsd": self.cost},
-        )
-        await self.emit(request)
-
     async def execute_plain(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         return await self.execute(entry, call, value)
 
@@ -481,7 +479,7 @@ class TurnRunner:
         )
         await self.emit(TurnCompleted(result=text, usage=self.usage, cost_usd=self.cost), end)
 
-    async def fail(self, error: str) -> None:
+    async def fail(self, error: str, evidence: dict[str, Any] | None = None) -> None:
         """End the turn failed; calls that never got a result are closed with the error."""
         end: Payload = (
             SessionFailed(error=error) if self.d.session.mode == "task" else SessionWaiting()
@@ -493,5 +491,7 @@ class TurnRunner:
             if cid not in answered
         ]
         await self.emit(
-            *unanswered, TurnFailed(error=error, usage=self.usage, cost_usd=self.cost), end
+            *unanswered,
+            TurnFailed(error=error, evidence=evidence, usage=self.usage, cost_usd=self.cost),
+            end,
         )

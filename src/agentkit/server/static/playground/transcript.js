@@ -280,11 +280,14 @@ const HANDLERS = {
     entry.state.textContent = "needs approval";
     entry.state.className = "tool-state waiting";
     const box = el("div", "decide");
-    // A budget approval is the turn asking to spend more, not a tool: say so.
-    const reason = data.arguments && data.arguments.reason;
-    const budget = data.toolName === "budget" && String(data.callId || "").startsWith("budget_");
-    const ask = budget && reason
-      ? `${reason} Approve to let the turn go on; Deny ends it.`
+    // A budget or loop question is the turn asking to go on, not a tool: say so.
+    const args = data.arguments || {};
+    const id = String(data.callId || "");
+    const budget = data.toolName === "budget" && id.startsWith("budget_");
+    const looping = data.toolName === "loop_guard" && id.startsWith("loop_");
+    const why = budget ? args.reason : looping ? args.message : null;
+    const ask = why
+      ? `${why} Approve to let the turn go on; Deny ends it.`
       : `${data.toolName} wants to run with the arguments above.`;
     box.append(el("span", "ask", ask));
     for (const [decision, label, cls] of [["approve", "Approve", "primary"], ["deny", "Deny", "danger"]]) {
