@@ -188,20 +188,36 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def write_channel_project(base: Path) -> Path:
+    """The channels agent, written under `base`."""
+    files = {k: v for k, v in AGENT_FILES.items() if "slow_job" not in k}
+    return write(base / "helpdesk", {**files, **CHANNEL_FILES})
+
+
+def channel_env_in(base: Path) -> dict[str, str]:
+    """The environment the channels agent runs in, its log and gate files under `base`."""
+    return {
+        "CHANNEL_LOG": str(base / "channel.log"),
+        "GATE_FILE": str(base / "gate"),
+        "GITHUB_TOKEN": "ghs_test_installation_token",
+        "GITHUB_API_URL": "http://127.0.0.1:9/unused",
+    }
+
+
+def assert_no_unexpected_traceback(served: Served) -> None:
+    """Only the channel handler that fails on purpose may have logged a traceback."""
+    output = served.output()
+    assert "Traceback" not in output or "a failing channel handler" in output, output
+
+
 @pytest.fixture
 def channel_project(tmp_path: Path) -> Path:
-    files = {k: v for k, v in AGENT_FILES.items() if "slow_job" not in k}
-    return write(tmp_path / "helpdesk", {**files, **CHANNEL_FILES})
+    return write_channel_project(tmp_path)
 
 
 @pytest.fixture
 def channel_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "CHANNEL_LOG": str(tmp_path / "channel.log"),
-        "GATE_FILE": str(tmp_path / "gate"),
-        "GITHUB_TOKEN": "ghs_test_installation_token",
-        "GITHUB_API_URL": "http://127.0.0.1:9/unused",
-    }
+    return channel_env_in(tmp_path)
 
 
 @pytest.fixture
@@ -219,6 +235,4 @@ def serve_channels(tmp_path: Path, channel_project: Path, channel_env: dict[str,
     yield factory
     for served in started:
         served.stop()
-        assert "Traceback" not in served.output() or "a failing channel handler" in (
-            served.output()
-        ), served.output()
+        assert_no_unexpected_traceback(served)

@@ -25,6 +25,8 @@ class GitHubStandIn:
     heads: dict[str, str] = field(default_factory=dict)
     fail_comments: int = 0  # answer this many comment posts with 502 first
     fail_reads: int = 0  # answer this many reads (GET) with 502 first
+    # `owner/repo#n` whose pull request reads answer 502, whoever reads, until removed.
+    unreadable: set[str] = field(default_factory=set)
     requests: list[Recorded] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -33,6 +35,15 @@ class GitHubStandIn:
     def url(self) -> str:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def reset(self) -> None:
+        """Forget every request and restore the default answers, so that one stand-in can
+        serve a module of tests, each starting from nothing."""
+        with self._lock:
+            self.heads.clear()
+            self.fail_comments = self.fail_reads = 0
+            self.unreadable.clear()
+            self.requests.clear()
 
     def comments(self, number: int | None = None) -> list[Recorded]:
         pattern = re.compile(r"^/repos/[^/]+/[^/]+/issues/(\d+)/comments$")
@@ -94,14 +105,16 @@ class GitHubStandIn:
                 with standin._lock:
                     failing = standin.fail_reads > 0
                     standin.fail_reads -= int(failing)
+                m = re.match(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$", rec.path)
+                key = f"{m[1]}/{m[2]}#{m[3]}" if m else ""
+                with standin._lock:
+                    failing = failing or key in standin.unreadable
                 if failing:
                     self._answer(502, {"message": "Bad Gateway"})
                     return
-                m = re.match(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$", rec.path)
                 if m is None:
                     self._answer(404, {"message": "Not Found"})
                     return
-                key = f"{m[1]}/{m[2]}#{m[3]}"
                 self._answer(200, {"number": int(m[3]), "head": {"sha": standin.heads.get(key)}})
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -59,6 +59,16 @@ class SlackStandIn:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/api/"
 
+    def reset(self) -> None:
+        """Forget every call and stream and restore the default answers, so that one
+        stand-in can serve a module of tests, each starting from nothing."""
+        with self._lock:
+            self.status_ok, self.streams = False, False
+            self.rate_limit_posts = self.rate_limit_appends = 0
+            self.fail_appends = None
+            self.streamed.clear()
+            self.calls.clear()
+
     def of(self, method: str) -> list[Call]:
         with self._lock:
             return [c for c in self.calls if c.method == method]

@@ -3,11 +3,48 @@ continuation keys, task mode, delivery to `events` handlers, info, schedules."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
+from tests.channels.conftest import (
+    assert_no_unexpected_traceback,
+    channel_env_in,
+    write_channel_project,
+)
+from tests.fixtures.http_server import Served, _env
 from tests.server.helpers import dump, read_stream, turn_ends
+
+
+def shared_server(base: Path, *args: str) -> Iterator[Served]:
+    """One server of the channels agent for the tests that only touch sessions (continuation
+    keys) of their own. Tests that read the whole delivery log, or need a bearer token,
+    start their own with `serve_channels`."""
+    env = _env(channel_env_in(base))
+    env.pop("GITHUB_WEBHOOK_SECRET", None)  # never inherited from the shell
+    served = Served(write_channel_project(base), base / "state", list(args), env).start()
+    yield served
+    served.stop()
+    assert_no_unexpected_traceback(served)
+
+
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from shared_server(tmp_path_factory.mktemp("drive-dev"), "--dev")
+
+
+@pytest.fixture(scope="module")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from shared_server(tmp_path_factory.mktemp("drive"))
+
+
+def called_lines(served: Served) -> list[str]:
+    """The drive handler's `called` lines in the server's channel log so far."""
+    log = Path(served.env["CHANNEL_LOG"])
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [line for line in lines if line.startswith("called")]
 
 
 def sessions(client: httpx.Client, url: str) -> list[dict]:
@@ -16,9 +53,8 @@ def sessions(client: httpx.Client, url: str) -> list[dict]:
     return list(r.json()["sessions"])
 
 
-def test_route_receive_and_continuation_keys(serve_channels, channel_env) -> None:
-    served = serve_channels("--dev")
-    url = served.url
+def test_route_receive_and_continuation_keys(dev_server: Served) -> None:
+    url = dev_server.url
     with httpx.Client(timeout=30) as client:
         first = client.post(f"{url}/v1/channels/drive", json={"pr_url": "pr-7"})
         assert first.status_code == 200, first.text
@@ -54,10 +90,11 @@ def test_route_receive_and_continuation_keys(serve_channels, channel_env) -> Non
         assert wrong.status_code == 409
 
 
-def test_invalid_body_is_400_and_the_handler_never_runs(serve_channels, channel_env) -> None:
-    served = serve_channels("--dev")
-    log = Path(channel_env["CHANNEL_LOG"])
+def test_invalid_body_is_400_and_the_handler_never_runs(dev_server: Served) -> None:
+    served = dev_server
+    calls = called_lines(served)
     with httpx.Client(timeout=30) as client:
+        before = {s["sessionId"] for s in sessions(client, served.url)}
         for body in ({}, {"pr_url": ""}, {"pr_url": 5}, "not an object"):
             r = client.post(f"{served.url}/v1/channels/drive", json=body)
             assert r.status_code == 400, r.text
@@ -70,12 +107,14 @@ def test_invalid_body_is_400_and_the_handler_never_runs(serve_channels, channel_
             headers={"content-type": "application/json"},
         )
         assert broken.status_code == 400
-        assert sessions(client, served.url) == []
-    assert not log.exists() or "called" not in log.read_text()
+        assert {s["sessionId"] for s in sessions(client, served.url)} == before
+    # The handler logs each call first; the route checks run synchronously before it, so
+    # no other test's call can land here in between (the module runs its tests in turn).
+    assert called_lines(served) == calls
 
 
-def test_task_reply_answers_202_with_a_task_session(serve_channels) -> None:
-    served = serve_channels("--dev")
+def test_task_reply_answers_202_with_a_task_session(dev_server: Served) -> None:
+    served = dev_server
     with httpx.Client(timeout=30) as client:
         r = client.post(f"{served.url}/v1/channels/drive/task", json={"what": "the billing code"})
         assert r.status_code == 202, r.text
@@ -89,8 +128,8 @@ def test_task_reply_answers_202_with_a_task_session(serve_channels) -> None:
         assert events[1]["data"]["message"] == "Audit the billing code"
 
 
-def test_channel_auth_own_and_agent_chain(serve_channels) -> None:
-    served = serve_channels()
+def test_channel_auth_own_and_agent_chain(plain_server: Served) -> None:
+    served = plain_server
     with httpx.Client(timeout=30) as client:
         ping = f"{served.url}/v1/channels/signed/ping"
         assert client.post(ping, json={"text": "hi"}).status_code == 401
@@ -145,8 +184,8 @@ def test_events_handlers_see_owned_sessions_in_order(serve_channels, channel_env
         )
 
 
-def test_info_lists_channel_routes_with_schemas(serve_channels) -> None:
-    served = serve_channels()
+def test_info_lists_channel_routes_with_schemas(plain_server: Served) -> None:
+    served = plain_server
     with httpx.Client(timeout=30) as client:
         info = client.get(f"{served.url}/v1/info").json()
         channels = {c["name"]: c for c in info["channels"]}
@@ -168,8 +207,8 @@ def test_info_lists_channel_routes_with_schemas(serve_channels) -> None:
         assert any(p.startswith("/helpdesk/v1/channels/drive") for p in spec["paths"])
 
 
-def test_schedule_hands_work_to_a_channel_by_object(serve_channels) -> None:
-    served = serve_channels("--dev")
+def test_schedule_hands_work_to_a_channel_by_object(dev_server: Served) -> None:
+    served = dev_server
     with httpx.Client(timeout=30) as client:
         first = client.post(f"{served.url}/v1/channels/drive", json={"pr_url": "pr-1"}).json()
         read_stream(client, served.url, first["sessionId"], until=turn_ends())

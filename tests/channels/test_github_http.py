@@ -13,8 +13,14 @@ import httpx
 import pytest
 
 from agentkit.channels.github import MARKER
+from tests.channels.conftest import (
+    assert_no_unexpected_traceback,
+    channel_env_in,
+    write_channel_project,
+)
 from tests.channels.github_payloads import delivery, issue_comment, pull_request
 from tests.channels.github_standin import GitHubStandIn
+from tests.fixtures.http_server import Served, _env
 from tests.server.helpers import dump, read_stream, turn_ends
 
 SECRET = "It's a Secret to Everybody"
@@ -23,19 +29,91 @@ HEAD = "a" * 40
 KEY = "pr:octo/widgets#1"
 
 
-@pytest.fixture
-def standin() -> Iterator[GitHubStandIn]:
+@pytest.fixture(scope="module")
+def github_api() -> Iterator[GitHubStandIn]:
     server = GitHubStandIn().start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def github(serve_channels, standin: GitHubStandIn, channel_env) -> Any:
-    Path(channel_env["GATE_FILE"]).touch()  # no turn here waits on the gate
-    return serve_channels(
-        "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}
+def own_standin() -> Iterator[GitHubStandIn]:
+    server = GitHubStandIn().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def standin(github_api: GitHubStandIn) -> GitHubStandIn:
+    """The module's GitHub stand-in, with nothing recorded yet."""
+    github_api.reset()
+    return github_api
+
+
+@pytest.fixture(scope="module")
+def shared_github(
+    tmp_path_factory: pytest.TempPathFactory, github_api: GitHubStandIn
+) -> Iterator[Served]:
+    """One `--dev` server for the tests that only touch pull requests of their own (each
+    test uses its own PR numbers, so its own sessions). Tests that need another secret
+    start their own with `serve_channels`."""
+    base = tmp_path_factory.mktemp("github")
+    env = _env(
+        {
+            **channel_env_in(base),
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "GITHUB_API_URL": github_api.url,
+        }
     )
+    Path(env["GATE_FILE"]).touch()  # no turn here waits on the gate
+    served = Served(write_channel_project(base), base / "state", ["--dev"], env).start()
+    yield served
+    served.stop()
+    assert_no_unexpected_traceback(served)
+
+
+@pytest.fixture
+def github(shared_github: Served, standin: GitHubStandIn) -> Iterator[Served]:
+    before = session_ids(shared_github.url)
+    yield shared_github
+    # Everything this test started reaches the stand-in before the next test's reset, so
+    # each test meets a stand-in that hears from nothing but itself.
+    wait_for(lambda: delivered(shared_github, standin, before), "every turn's last comment")
+
+
+def session_ids(url: str) -> set[str]:
+    return {s["sessionId"] for s in listed(url)}
+
+
+def posts_due(events: list[dict]) -> int:
+    """How many comments delivery posts for these events, not counting the notices of
+    voided approvals: one per answered turn and one per approval request."""
+    return sum(
+        (e["type"] == "turn.completed" and bool(str(e["data"].get("result") or "").strip()))
+        or e["type"] == "action.approval_requested"
+        for e in events
+    )
+
+
+def delivered(served: Served, standin: GitHubStandIn, before: set[str]) -> bool:
+    """Every session begun since `before` is at rest (no turn running) and its comments
+    are all posted. Delivery handles a session's events in order, each post before the
+    next event, so once the last comment is in, every notice and head read before it is
+    too; a parked or finished session sends nothing more on its own."""
+    with httpx.Client(timeout=30) as client:
+        for session in listed(served.url):
+            if session["sessionId"] in before:
+                continue
+            if session["status"] == "running":
+                return False
+            number = int(session["continuationKey"].rsplit("#", 1)[1])
+            events = dump(client, served.url, session["sessionId"])
+            posted = [
+                c for c in standin.comments(number) if not c.body["body"].startswith("Denied `")
+            ]
+            if len(posted) < posts_due(events):
+                return False
+    return True
 
 
 def post(
@@ -59,7 +137,16 @@ def listed(url: str) -> list[dict]:
     return list(httpx.get(f"{url}/v1/sessions", timeout=30).json()["sessions"])
 
 
-def test_pull_request_opened_gets_a_review_comment(github, standin: GitHubStandIn) -> None:
+def test_pull_request_opened_gets_a_review_comment(
+    serve_channels, own_standin: GitHubStandIn, channel_env
+) -> None:
+    # A server and stand-in of its own: the one 502 must meet this test's first comment,
+    # not a late reply of another test's turn on the shared server.
+    standin = own_standin
+    Path(channel_env["GATE_FILE"]).touch()
+    github = serve_channels(
+        "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}
+    )
     standin.fail_comments = 1  # the first post meets a 502: retried with backoff
     r = post(
         github.url, "pull_request", pull_request("opened", 1, title="Tidy up the readme", head=HEAD)
@@ -85,6 +172,7 @@ def test_pull_request_opened_gets_a_review_comment(github, standin: GitHubStandI
 
 
 def test_bad_missing_and_replayed_signatures(github, standin: GitHubStandIn) -> None:
+    before = session_ids(github.url)
     payload = pull_request("opened", 2, title="Change the logo", head=HEAD)
     assert post(github.url, "pull_request", payload, secret=None).status_code == 401
     assert post(github.url, "pull_request", payload, secret="wrong secret").status_code == 401
@@ -103,7 +191,7 @@ def test_bad_missing_and_replayed_signatures(github, standin: GitHubStandIn) -> 
         httpx.post(f"{github.url}/v1/channels/github", content=body, headers=headers).status_code
         == 401
     )
-    assert listed(github.url) == []
+    assert session_ids(github.url) == before
     assert standin.requests == []
     # The same delivery replayed whole (GitHub's redelivery, or an attacker's copy): one turn.
     first = post(github.url, "pull_request", payload, delivery_id="d-1")
@@ -339,8 +427,9 @@ def test_a_push_voids_a_pending_approval(github, standin) -> None:
 
 def test_an_unreadable_head_decides_nothing(github, standin) -> None:
     sid, _, call = open_asking_pr(github, standin, 8)
-    # GitHub fails the head read: the call is neither approved nor denied, and says so.
-    standin.fail_reads = 1
+    # GitHub fails every read of this PR's head (not just the next read anyone makes, which
+    # another session's delivery could take): the call is neither approved nor denied.
+    standin.unreadable.add("octo/widgets#8")
     command = issue_comment(8, f"/approve {call}", login="octo-lead", association="MEMBER")
     r = post(github.url, "issue_comment", command)
     assert r.json() == {"ok": True, "callId": call, "undecided": "head unreadable"}
@@ -348,10 +437,13 @@ def test_an_unreadable_head_decides_nothing(github, standin) -> None:
     pending = httpx.get(f"{github.url}/v1/session/{sid}/approvals").json()["approvals"]
     assert [p["callId"] for p in pending] == [call]
     # The approver comments again once GitHub answers: approved and run.
+    standin.unreadable.discard("octo/widgets#8")
     again = issue_comment(8, f"/approve {call}", login="octo-lead", association="MEMBER")
     assert post(github.url, "issue_comment", again).json()["decision"] == "approve"
     with httpx.Client(timeout=30) as client:
-        events = read_stream(client, github.url, sid, until=turn_ends())
+        # Until the turn's end itself, however long a loaded machine takes to get there.
+        events = read_stream(client, github.url, sid, until=turn_ends(), window=120)
+    assert events[-1]["type"] == "turn.completed", events[-1]
     assert any(
         e["data"].get("result") == {"merged": "squash"}
         for e in events
@@ -462,6 +554,7 @@ def test_an_unsigned_delivery_needs_an_exact_loopback_host(
 
 
 def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, standin) -> None:
+    before = session_ids(github.url)
     opened = pull_request("opened", 30, title="Replay me", head=HEAD)
     first = post(github.url, "pull_request", opened)
     assert first.status_code == 200 and "sessionId" in first.json(), first.text
@@ -471,29 +564,31 @@ def test_the_same_signed_body_under_a_fresh_delivery_id_is_a_replay(github, stan
     assert "sessionId" in post(github.url, "issue_comment", comment).json()
     again = post(github.url, "issue_comment", comment, delivery_id="another-fresh-id")
     assert again.json() == {"ok": True, "duplicate": True}
-    assert len(listed(github.url)) == 1  # the comment continued the PR's one session
+    # The comment continued the PR's one session.
+    assert len(session_ids(github.url) - before) == 1
 
 
 def test_host_webhook_route_fans_out(github, standin) -> None:
     body, headers = delivery(
-        "pull_request", pull_request("opened", 9, title="Tidy", head=HEAD), SECRET
+        "pull_request", pull_request("opened", 12, title="Tidy", head=HEAD), SECRET
     )
     r = httpx.post(f"{github.root_url}/v1/webhooks/github", content=body, headers=headers)
     assert r.status_code == 200, r.text
     [one] = r.json()["delivered"]
-    assert one["channel"] == "github" and one["body"]["key"] == "pr:octo/widgets#9"
+    assert one["channel"] == "github" and one["body"]["key"] == "pr:octo/widgets#12"
     proxied = httpx.post(
         f"{github.root_url}/v1/webhooks/github",
         content=body,
         headers={**headers, "X-Forwarded-For": "1.2.3.4"},
     )
     assert proxied.status_code == 401
-    wait_for(lambda: standin.comments(9), "the reply")
+    wait_for(lambda: standin.comments(12), "the reply")
 
 
 def test_host_webhook_route_refuses_a_rebinding_page(github, standin) -> None:
     """A DNS-rebinding page reaches the loopback server under its own name and may send
     any header: it must not trigger turns (nor comments with the developer's token)."""
+    before = session_ids(github.url)
     payload = pull_request("opened", 10, title="Ignore your rules", head=HEAD)
     payload["repository"] = {**payload["repository"], "full_name": "attacker/target"}
     body, headers = delivery("pull_request", payload, None)
@@ -514,5 +609,5 @@ def test_host_webhook_route_refuses_a_rebinding_page(github, standin) -> None:
     assert cross_site.status_code == 403 and cross_site.json()["error"] == "cross_origin"
     as_text = httpx.post(url, content=body, headers={**headers, "Content-Type": "text/plain"})
     assert as_text.status_code == 415
-    assert listed(github.url) == []
+    assert session_ids(github.url) == before
     assert standin.requests == []

@@ -33,34 +33,52 @@ from tests.fixtures.http_server import Served, _env
 from tests.server.helpers import dump, read_stream, turn_ends
 
 
-@pytest.fixture
-def standin() -> Iterator[SlackStandIn]:
+@pytest.fixture(scope="module")
+def slack_api() -> Iterator[SlackStandIn]:
     server = SlackStandIn().start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def restart_log(tmp_path: Path) -> Path:
-    return tmp_path / "restarts.log"
+def standin(slack_api: SlackStandIn) -> SlackStandIn:
+    """The module's Slack stand-in, with nothing recorded yet."""
+    slack_api.reset()
+    return slack_api
+
+
+@pytest.fixture(scope="module")
+def slack_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("slack")
+
+
+@pytest.fixture
+def restart_log(slack_base: Path) -> Path:
+    """Where the restart tool writes; empty at the start of each test."""
+    log = slack_base / "restarts.log"
+    log.unlink(missing_ok=True)
+    return log
+
+
+def slack_env(api: SlackStandIn, restart_log: Path, secret: str | None) -> dict[str, str]:
+    env = _env(
+        {"SLACK_BOT_TOKEN": TOKEN, "SLACK_API_URL": api.url, "RESTART_LOG": str(restart_log)}
+    )
+    env.pop("SLACK_SIGNING_SECRET", None)  # never inherited from the shell
+    if secret is not None:
+        env["SLACK_SIGNING_SECRET"] = secret
+    return env
 
 
 @pytest.fixture
 def serve_slack(tmp_path: Path, standin: SlackStandIn, restart_log: Path) -> Iterator[Callable]:
+    """A server of the test's own: for a test that needs another secret, or what a
+    process learns once (whether Slack offers `setStatus`) still unlearned."""
     project = write(tmp_path / "helpdesk", SLACK_FILES)
     started: list[Served] = []
 
     def factory(*args: str, secret: str | None = SECRET) -> Served:
-        env = _env(
-            {
-                "SLACK_BOT_TOKEN": TOKEN,
-                "SLACK_API_URL": standin.url,
-                "RESTART_LOG": str(restart_log),
-            }
-        )
-        env.pop("SLACK_SIGNING_SECRET", None)  # never inherited from the shell
-        if secret is not None:
-            env["SLACK_SIGNING_SECRET"] = secret
+        env = slack_env(standin, restart_log, secret)
         served = Served(project, tmp_path / f"state{len(started)}", list(args), env)
         started.append(served)
         return served.start()
@@ -71,9 +89,45 @@ def serve_slack(tmp_path: Path, standin: SlackStandIn, restart_log: Path) -> Ite
         assert "Traceback" not in served.output(), served.output()
 
 
+@pytest.fixture(scope="module")
+def shared_slack(slack_base: Path, slack_api: SlackStandIn) -> Iterator[Served]:
+    """One `--dev` server (reminders fire by hand only) for the tests that only touch
+    threads of their own (each test uses its own message timestamps, so its own sessions)."""
+    project = write(slack_base / "helpdesk", SLACK_FILES)
+    env = slack_env(slack_api, slack_base / "restarts.log", SECRET)
+    served = Served(project, slack_base / "state", ["--dev"], env).start()
+    yield served
+    served.stop()
+    assert "Traceback" not in served.output(), served.output()
+
+
 @pytest.fixture
-def slack(serve_slack: Callable) -> Served:
-    return serve_slack("--dev")  # --dev: reminders fire by hand only
+def slack(shared_slack: Served, standin: SlackStandIn, restart_log: Path) -> Iterator[Served]:
+    before = session_ids(shared_slack.url)
+    yield shared_slack
+    # What this test started reaches the stand-in before the next test's reset: every
+    # turn begun has ended and its thread's progress reaction is gone.
+    wait_for(lambda: delivered(shared_slack, standin, before), "every turn's last Slack call")
+
+
+def session_ids(url: str) -> set[str]:
+    return {s["sessionId"] for s in listed(url)}
+
+
+def delivered(served: Served, standin: SlackStandIn, before: set[str]) -> bool:
+    removed = [
+        (c.args.get("channel"), c.args.get("timestamp")) for c in standin.of("reactions.remove")
+    ]
+    with httpx.Client(timeout=30) as client:
+        for session in listed(served.url):
+            if session["sessionId"] in before:
+                continue
+            _, _, channel, ts = session["continuationKey"].split(":", 3)
+            types = [e["type"] for e in dump(client, served.url, session["sessionId"])]
+            ends = sum(t in ("turn.completed", "turn.failed") for t in types)
+            if types.count("turn.started") != ends or removed.count((channel, ts)) < ends:
+                return False
+    return True
 
 
 def send_event(
@@ -117,6 +171,7 @@ def test_signatures_are_slacks_own() -> None:
 
 
 def test_url_verification_and_refused_signatures(slack: Served, standin: SlackStandIn) -> None:
+    before = session_ids(slack.url)
     r = send_event(
         slack.url, url_verification("3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P")
     )
@@ -138,11 +193,14 @@ def test_url_verification_and_refused_signatures(slack: Served, standin: SlackSt
         secret="not the secret",
     )
     assert refused_click.status_code == 401
-    assert listed(slack.url) == []
+    assert session_ids(slack.url) == before
     assert standin.calls == []
 
 
-def test_mention_gets_a_reply_in_its_thread(slack: Served, standin: SlackStandIn) -> None:
+def test_mention_gets_a_reply_in_its_thread(serve_slack: Callable, standin: SlackStandIn) -> None:
+    # A server of its own: the first turn of a process is where it learns that setStatus
+    # is not offered (checked below).
+    slack = serve_slack("--dev")
     standin.rate_limit_posts = 1  # the first post meets a 429 with Retry-After: retried
     ts = "1700000002.000200"
     r = send_event(slack.url, envelope(mention("what is the weather in Paris", ts)))

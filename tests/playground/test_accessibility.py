@@ -4,11 +4,12 @@ for large text) against its background, in the light and in the dark colour sche
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.fixtures.http_server import ServeFactory
+from tests.fixtures.http_server import Served, serve_in
 from tests.playground.test_playground import open_playground, send, wait_turns_done
 
 pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
@@ -84,11 +85,20 @@ AUDIT = """() => {
 }"""
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One `--dev` server for both colour schemes, each page with a session of its own
+    (the Sessions tab of the second lists both: more to audit, never less)."""
+    server = serve_in(tmp_path_factory.mktemp("accessibility"), "--dev")
+    yield server
+    server.stop()
+    assert "Traceback" not in server.output(), server.output()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_controls_are_named_and_text_is_readable(
-    serve: ServeFactory, page_factory: Any, scheme: str
+    served: Served, page_factory: Any, scheme: str
 ) -> None:
-    served = serve("--dev")
     page = page_factory(color_scheme=scheme)
     open_playground(page, served.url)
     send(page, "What is the weather in Bergen?")

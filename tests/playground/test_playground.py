@@ -7,17 +7,36 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, ServeFactory, write_agent
+from tests.fixtures.http_server import (
+    AGENT_FILES,
+    SLUG,
+    Served,
+    ServeFactory,
+    serve_in,
+    write_agent,
+)
 from tests.playground.conftest import Shot
 from tests.server.helpers import dump, read_stream, start_session, turn_ends
 
 pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One plain server for the tests that only touch sessions of their own (each page
+    starts in a fresh browser context, so with a session of its own). Tests that kill the
+    server, or need other flags or another agent, start their own."""
+    served = serve_in(tmp_path_factory.mktemp("playground"))
+    yield served
+    served.stop()
+    assert "Traceback" not in served.output(), served.output()
 
 
 def open_playground(page: Any, url: str, query: str = "") -> None:
@@ -56,18 +75,17 @@ def completed_texts(events: list[dict[str, Any]]) -> list[str]:
 
 @pytest.mark.smoke
 def test_chat_streams_the_reply_with_tools_and_usage(
-    serve: ServeFactory, page_factory: Any, shot: Shot
+    shared: Served, page_factory: Any, shot: Shot
 ) -> None:
-    served = serve()
     page = page_factory()
-    open_playground(page, served.url)
+    open_playground(page, shared.url)
     shot(page, "01-empty")
     send(page, "What is the weather in Paris?")
     wait_turns_done(page, 1)
     sid = session_id(page)
 
     with httpx.Client(timeout=30) as client:
-        events = dump(client, served.url, sid)
+        events = dump(client, shared.url, sid)
     [reply] = completed_texts(events)
     assert page.locator(".assistant-text").all_inner_texts() == [reply]
     assert '"tempC": 21' in reply
@@ -90,11 +108,10 @@ def test_chat_streams_the_reply_with_tools_and_usage(
 
 
 def test_approve_a_parked_call_and_see_its_result(
-    serve: ServeFactory, page_factory: Any, shot: Shot
+    shared: Served, page_factory: Any, shot: Shot
 ) -> None:
-    served = serve()
     page = page_factory()
-    open_playground(page, served.url)
+    open_playground(page, shared.url)
     send(page, "What is the weather in Paris?")
     wait_turns_done(page, 1)
     send(page, "please wipe the notes folder")
@@ -112,21 +129,20 @@ def test_approve_a_parked_call_and_see_its_result(
     assert '"wiped": "notes"' in card.inner_text()
     assert "wipe_notes returned" in page.locator(".assistant-text").last.inner_text()
     with httpx.Client(timeout=30) as client:
-        events = dump(client, served.url, session_id(page))
+        events = dump(client, shared.url, session_id(page))
     [resolved] = [e for e in events if e["type"] == "action.approval_resolved"]
     assert resolved["data"]["decision"] == "approve"
 
 
 def test_open_a_finished_session_by_deep_link_and_by_search(
-    serve: ServeFactory, page_factory: Any, shot: Shot
+    shared: Served, page_factory: Any, shot: Shot
 ) -> None:
-    served = serve()
     with httpx.Client(timeout=30) as client:
-        first = start_session(client, served.url, "What is the weather in Oslo?")
-        other = start_session(client, served.url, "Say hello")
+        first = start_session(client, shared.url, "What is the weather in Oslo?")
+        other = start_session(client, shared.url, "Say hello")
         for body in (first, other):
-            read_stream(client, served.url, body["sessionId"], until=turn_ends())
-        expected = completed_texts(dump(client, served.url, first["sessionId"]))
+            read_stream(client, shared.url, body["sessionId"], until=turn_ends())
+        expected = completed_texts(dump(client, shared.url, first["sessionId"]))
 
     page = page_factory()
     page.goto(first["playgroundUrl"])  # the deep link the API hands out
@@ -151,10 +167,9 @@ def test_open_a_finished_session_by_deep_link_and_by_search(
     assert page.locator("#transcript").inner_text() == replayed
 
 
-def test_live_and_replayed_turns_render_the_same(serve: ServeFactory, page_factory: Any) -> None:
-    served = serve()
+def test_live_and_replayed_turns_render_the_same(shared: Served, page_factory: Any) -> None:
     page = page_factory()
-    open_playground(page, served.url)
+    open_playground(page, shared.url)
     send(page, "What is the weather in Rome?")
     wait_turns_done(page, 1)
     send(page, "please wipe the notes folder")
@@ -164,22 +179,21 @@ def test_live_and_replayed_turns_render_the_same(serve: ServeFactory, page_facto
     sid = session_id(page)
 
     replay = page_factory()
-    replay.goto(f"{served.url}/playground?sessionId={sid}")
+    replay.goto(f"{shared.url}/playground?sessionId={sid}")
     wait_turns_done(replay, 2)
     # Durations come from event times, so even they agree.
     assert replay.locator("#transcript").inner_html() == live
 
 
-def test_raw_pane_shows_the_wire_events(serve: ServeFactory, page_factory: Any, shot: Shot) -> None:
-    served = serve()
+def test_raw_pane_shows_the_wire_events(shared: Served, page_factory: Any, shot: Shot) -> None:
     page = page_factory()
-    open_playground(page, served.url)
+    open_playground(page, shared.url)
     send(page, "What is the weather in Lima?")
     wait_turns_done(page, 1)
     page.get_by_role("checkbox", name="Raw NDJSON").check()
     shown = page.locator("#raw-lines").inner_text().splitlines()
     with httpx.Client(timeout=30) as client:
-        r = client.get(f"{served.url}/v1/session/{session_id(page)}/events")
+        r = client.get(f"{shared.url}/v1/session/{session_id(page)}/events")
     assert shown == r.text.splitlines()  # byte for byte what the server sent
     shot(page, "05-raw")
 
@@ -213,18 +227,17 @@ def test_token_field_on_a_bearer_protected_server(
 
 
 def test_open_a_trace_file_without_sending_anything(
-    serve: ServeFactory, page_factory: Any, shot: Shot, tmp_path: Path
+    shared: Served, page_factory: Any, shot: Shot, tmp_path: Path
 ) -> None:
-    served = serve()
     with httpx.Client(timeout=30) as client:
-        body = start_session(client, served.url, "What is the weather in Cairo?")
-        read_stream(client, served.url, body["sessionId"], until=turn_ends())
+        body = start_session(client, shared.url, "What is the weather in Cairo?")
+        read_stream(client, shared.url, body["sessionId"], until=turn_ends())
         trace = client.get(body["traceUrl"]).text
     path = tmp_path / "events.ndjson"
     path.write_text(trace, encoding="utf-8")
 
     page = page_factory()
-    open_playground(page, served.url)
+    open_playground(page, shared.url)
     sent: list[str] = []
     page.on("request", lambda request: sent.append(f"{request.method} {request.url}"))
     page.locator("#trace-file").set_input_files(str(path))

@@ -4,7 +4,6 @@ over HTTP against `agentkit serve`."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,10 +30,13 @@ TRANSFER = """
 """
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    project = write_agent(tmp_path / SLUG, {**AGENT_FILES, "agent/tools/transfer.py": TRANSFER})
-    server = Served(project, tmp_path / "state", [], _env({})).start()
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for the module: each test's calls go to a session of its own (or to none,
+    and those change nothing the others read)."""
+    base = tmp_path_factory.mktemp("direct-approval")
+    project = write_agent(base / SLUG, {**AGENT_FILES, "agent/tools/transfer.py": TRANSFER})
+    server = Served(project, base / "state", [], _env({})).start()
     yield server
     server.stop()
 
