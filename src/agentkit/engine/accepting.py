@@ -15,6 +15,7 @@ from agentkit.authoring.ab import AbDefinition
 from agentkit.engine.arms import enroll
 from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
+from agentkit.engine.pausing import refuse_message, refuse_switched
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Accepted
 from agentkit.engine.settling import end_undispatched, give_back_token, settle
@@ -77,6 +78,7 @@ async def start_session(
 ) -> Accepted:
     """Create a session, record `session.started` and the message, dispatch the turn."""
     files = check_files(workspace_files)
+    await refuse_switched(rt.ports.switch)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
     session_id = new_session_id()
     if files:
@@ -148,6 +150,7 @@ async def follow_up(
         )
     if not token_matches(continuation_token, record.token_hash):
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
+    await refuse_message(rt.ports, record.id)
     files = check_files(workspace_files)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
     # Clashes with the workspace as it is are refused before the running turn is
@@ -214,6 +217,7 @@ async def follow_up_by_key(
         raise Forbidden("not the owner of this session")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+    await refuse_message(rt.ports, record.id)
     if on_busy != "interrupt":
         turn_id = await accept_when_idle(rt.ports, record, message, principal, source, on_busy)
         await rt.ports.store.touch_session(record.id)
@@ -235,6 +239,7 @@ async def deliver(rt: Inbox, session_id: str, message: str, *, source: str) -> A
         raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+    await refuse_message(rt.ports, record.id)
     await settle(rt.ports, record, rt.settle_timeout)
     await rt.ports.store.touch_session(record.id)
     owner = Principal(record.principal or "system")

@@ -13,6 +13,7 @@ import secrets
 
 from agentkit.engine.dispatch import Dispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.events import Event, EventDraft
@@ -31,7 +32,7 @@ class SessionPorts:
     built (`AgentRuntime` forwards its attributes here), so they are read at each use.
     """
 
-    __slots__ = ("_records", "dispatcher", "fanout", "lease_ttl", "store", "turns")
+    __slots__ = ("_records", "dispatcher", "fanout", "lease_ttl", "store", "switch", "turns")
 
     def __init__(
         self,
@@ -46,6 +47,8 @@ class SessionPorts:
         self.fanout = fanout
         self.lease_ttl = lease_ttl
         self.turns = turns
+        # The agent's kill switch (`engine.fleet_switch`), when the host has one.
+        self.switch: PauseSwitch | None = None
         # Session records seen by this process; only their immutable facts are used by turns.
         self._records: dict[str, SessionRecord] = {}
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine import accepting
+from agentkit.engine import accepting, pausing
 from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
@@ -29,6 +29,7 @@ from agentkit.engine.folds.conversation import open_turns
 from agentkit.engine.folds.pending_approvals import pending_approvals
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.on_busy import OnBusy
+from agentkit.engine.pausing import PauseOutcome, refuse_paused
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Accepted, Decision, PendingApproval, ToolCallOutcome
@@ -324,6 +325,19 @@ class AgentRuntime:
         await self.interrupt(record.id, turns[-1] if turns else None)
         return True
 
+    async def pause(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Pause the session: its turn stops at its next step boundary (`engine.pausing`)."""
+        return await pausing.pause(self.ports, await self._owned(session_id, principal), principal)
+
+    async def resume(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Let a paused session take messages and decisions again."""
+        return await pausing.resume(self.ports, await self._owned(session_id, principal), principal)
+
+    async def kill(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """End the session for good (`session.failed`, reason `killed`)."""
+        record = await self._owned(session_id, principal)
+        return await pausing.kill(self.ports, record, principal, self.settle_timeout)
+
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
         return await self._owned(session_id, principal)
 
@@ -393,6 +407,7 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self._owned(session_id, principal)
+        refuse_paused(await self.store.read(record.id))
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
 
     # ---- direct tool calls ---------------------------------------------------------

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from agentkit.engine.tools.task_start import start_task
+from agentkit.engine.turn.recorder import Recorder
 from agentkit.errors import TurnInterrupted
 
 TOOL_POLL = 0.05  # how often running tools look for an interrupt
@@ -49,3 +50,11 @@ async def await_preemptible(
             await asyncio.wait(pending, timeout=CANCEL_WAIT)
     for t in tasks:
         t.result()  # an engine error in a call ends the turn like any other
+
+
+async def stop_error_of(recorder: Recorder, default: str) -> str:
+    """The error an interrupted turn ends with: `default`, or what paused or killed its
+    session (read from the store: the pause may come from another process)."""
+    from agentkit.engine.pausing import stop_error
+
+    return stop_error(await recorder.store.read(recorder.session.id), default)
