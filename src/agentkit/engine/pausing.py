@@ -44,6 +44,7 @@ from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_stat
 PauseStatus = Literal["running", "paused", "killed"]
 SESSION_PAUSED = "session paused"
 SESSION_KILLED = KILLED_ERROR
+AGENT_PAUSED = "agent paused"
 # How often a kill looks whether the interrupted turn has ended.
 KILL_POLL = 0.05
 CLAIM_TTL = 86_400.0
@@ -135,7 +136,7 @@ async def turn_held(ports: SessionPorts, events: Sequence[Event]) -> str | None:
     if error:
         return error
     if ports.switch is not None and (await ports.switch.read()).on:
-        return "agent paused"
+        return AGENT_PAUSED
     return None
 
 
@@ -226,6 +227,7 @@ async def _wait_idle(ports: SessionPorts, session_id: str, timeout: float) -> No
 
 
 __all__ = [
+    "AGENT_PAUSED",
     "SESSION_KILLED",
     "SESSION_PAUSED",
     "AgentPaused",

@@ -125,7 +125,9 @@ class LocalHost:
             self.runtime, definitions=bundle, host=self.services, channels=self.channels
         )
         self.schedule_runner = (
-            ScheduleRunner(self.schedules, self.timer, SlotLedger(self.store))
+            ScheduleRunner(
+                self.schedules, self.timer, SlotLedger(self.store), self.runtime.ports.switch
+            )
             if fire_schedules and self.timer is not None
             else None
         )

@@ -175,7 +175,7 @@ class TurnRunner:
             return
         except TurnInterrupted as exc:
             # A pause or kill says so in the turn's error (and a kill in the task's end).
-            await self.fail(await stop_error_of(self.d.recorder, str(exc)))
+            await self.fail(await stop_error_of(self.d.recorder, self.d.switch, str(exc)))
             return
         except LoopDetected as exc:
             await self.fail(LOOP_DETECTED, exc.evidence)

@@ -203,6 +203,7 @@ async def _drive(
         deadline=deadline,
         resume=resume,
         clock=host.clock,
+        switch=ports.switch,
     )
     runner = TurnRunner(deps, state)
     await runner.run()
