@@ -98,7 +98,7 @@ def _request(args: argparse.Namespace, method: str, path: str, **kw: Any) -> int
     try:
         body = answer.json()
     except ValueError:
-        body = {"error": "bad_response", "message": answer.text[:200]}
+        body = {"message": answer.text[:200]}  # not JSON: shown as it came
     if answer.status_code >= 400:
         code = body.get("error", "error") if isinstance(body, dict) else "error"
         message = body.get("message", "") if isinstance(body, dict) else ""
