@@ -85,9 +85,10 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
     def add_switch_route(on: bool, name: str, summary: str) -> None:
         async def route(request: Request, caller: Caller) -> SwitchResult | Response:
+            switch = _switch(service, caller)  # a non-admin is refused before anything else
+
             async def work() -> SwitchResult:
-                state = await _switch(service, caller).set(on, by=caller.id)
-                return _switch_result(state)
+                return _switch_result(await switch.set(on, by=caller.id))
 
             return await answer_once(request, service, caller, f"fleet_{name}", work)
 
