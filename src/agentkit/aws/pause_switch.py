@@ -3,7 +3,7 @@
 `on` (also `true`, `1`, `paused`) turns it on; anything else, or no parameter, is off. An
 operator flips it without a deploy (`aws ssm put-parameter --overwrite --name ... --value
 on`), or `agentkit pause-all` does through the API. Every function reads it at most once per
-`SWITCH_CACHE` seconds, so a flip is seen everywhere within that, plus a turn's poll.
+`SSM_CACHE` seconds, so a flip is seen everywhere within that, plus a turn's poll.
 """
 
 from __future__ import annotations
@@ -13,17 +13,20 @@ import json
 import time
 from typing import Any
 
-from agentkit.engine.fleet_switch import SWITCH_CACHE, SwitchState
+from agentkit.engine.fleet_switch import SwitchState
 from agentkit.events import now_iso
 
 ON_VALUES = frozenset({"on", "true", "1", "paused"})
+# Longer than the local file's cache: every running turn polls the switch, and SSM's
+# default throughput is 40 reads a second per account and region.
+SSM_CACHE = 3.0
 
 
 class SsmSwitch:
     """`PauseSwitch` over one SSM String parameter. Its value is `on`/`off`, optionally
     followed by a JSON object saying since when and by whom (`on {"since":..,"by":..}`)."""
 
-    def __init__(self, client: Any, name: str, *, cache: float = SWITCH_CACHE) -> None:
+    def __init__(self, client: Any, name: str, *, cache: float = SSM_CACHE) -> None:
         self._client = client
         self.name = name
         self._cache = cache
@@ -90,4 +93,4 @@ def parse_value(raw: str | None) -> SwitchState:
     )
 
 
-__all__ = ["ON_VALUES", "SsmSwitch", "parse_value"]
+__all__ = ["ON_VALUES", "SSM_CACHE", "SsmSwitch", "parse_value"]
