@@ -58,6 +58,9 @@ ADMIN_ONLY = {
     ("get", "/v1/dev/reminders"),
     ("post", "/v1/dev/reminders/{reminder_id}"),
     ("get", "/v1/logs"),  # server logs can name any session
+    ("get", "/v1/fleet"),  # the kill switch is the whole agent's
+    ("post", "/v1/fleet/pause"),
+    ("post", "/v1/fleet/resume"),
 }
 # The body each operation with a required body is sent (`{...}` filled from the world).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {

@@ -202,6 +202,12 @@ class AwsHost:
             host_services=self.services,
             **options,
         )
+        if settings.pause_parameter:
+            from agentkit.aws.pause_switch import SsmSwitch
+
+            self.runtime.ports.switch = SsmSwitch(
+                self._lazy_client("ssm"), settings.pause_parameter
+            )
         self.reminders.attach(service=self.runtime, host=self.services)
         self.channels = self._channels()
         if self.bundle.manifest.mcp_connections:  # stdio servers run as child processes

@@ -52,6 +52,8 @@ class AwsSettings:
     turn_margin: float = 120.0
     # Served by `agentkit serve --emulate-aws` (agentkit.emulator), not by AWS.
     emulated: bool = False
+    # The SSM parameter that is the agent's kill switch (`aws.pause_switch`); "" for none.
+    pause_parameter: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -94,6 +96,7 @@ class AwsSettings:
             workspace_max_bytes=_positive_int(env, "AGENTKIT_WORKSPACE_MAX_BYTES", 50 << 20),
             turn_margin=_seconds(env, "AGENTKIT_TURN_MARGIN", 120.0),
             emulated=env.get("AGENTKIT_EMULATED") == "1",
+            pause_parameter=env.get("AGENTKIT_PAUSE_PARAMETER", ""),
         )
 
     def service_endpoint(self, service: str) -> str | None:

@@ -16,6 +16,7 @@ from agentkit.engine import prepared_answer
 from agentkit.engine.arms import enroll
 from agentkit.engine.binding import agent_bound
 from agentkit.engine.on_busy import OnBusy, accept_when_idle
+from agentkit.engine.pausing import refuse_message, refuse_switched
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.service import Accepted
 from agentkit.engine.session_reads import SessionReads, find_by_key
@@ -80,6 +81,7 @@ async def start_session(
 ) -> Accepted:
     """Create a session, record `session.started` and the message, dispatch the turn."""
     files = check_files(workspace_files)
+    await refuse_switched(rt.ports.switch)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
     session_id = new_session_id()
     if files:
@@ -156,6 +158,7 @@ async def follow_up(
         )
     if not token_matches(continuation_token, record.token_hash):
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
+    await refuse_message(rt.ports, record.id)
     files = check_files(workspace_files)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
     # Clashes with the workspace as it is are refused before the running turn is
@@ -227,6 +230,7 @@ async def follow_up_by_key(
         raise Forbidden("not the owner of this session")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+    await refuse_message(rt.ports, record.id)
     # The limit a caller's first message met holds for its later ones (an AG-UI thread's
     # next run, a chat's next message), whatever surface names the session by key.
     await check_daily(rt.manifest, rt.ports.store, principal, source)
@@ -253,6 +257,7 @@ async def deliver(
         raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
+    await refuse_message(rt.ports, record.id)
     await settle(rt.ports, record, rt.settle_timeout)
     await rt.ports.store.touch_session(record.id)
     owner = Principal(record.principal or "system")

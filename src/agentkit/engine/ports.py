@@ -14,6 +14,7 @@ from typing import Protocol
 
 from agentkit.engine.dispatch import Dispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.folds.conversation import TurnState
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.turn.recorder import Recorder
@@ -39,7 +40,16 @@ class SessionPorts:
     built (`AgentRuntime` forwards its attributes here), so they are read at each use.
     """
 
-    __slots__ = ("_records", "dispatcher", "fanout", "in_doubt", "lease_ttl", "store", "turns")
+    __slots__ = (
+        "_records",
+        "dispatcher",
+        "fanout",
+        "in_doubt",
+        "lease_ttl",
+        "store",
+        "switch",
+        "turns",
+    )
 
     def __init__(
         self,
@@ -56,6 +66,8 @@ class SessionPorts:
         self.turns = turns
         # Settles the calls a crash left in doubt (`engine.tools.reconcile`); none: unknown.
         self.in_doubt: InDoubtSettler | None = None
+        # The agent's kill switch (`engine.fleet_switch`), when the host has one.
+        self.switch: PauseSwitch | None = None
         # Session records seen by this process; only their immutable facts are used by turns.
         # Kept for bench/bench_dynamo_turn.py: a turn run by the process that accepted its
         # message reads no session item (one GetItem fewer among run_turn's requests). The

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine import accepting
+from agentkit.engine import accepting, pausing
 from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.local_turns import LocalTurns
+from agentkit.engine.pausing import PauseOutcome, refuse_paused
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Decision, Forked, PendingApproval, ToolCallOutcome
@@ -223,6 +224,23 @@ class AgentRuntime:
         """Interrupt the running (or parked) turn; False when nothing was running."""
         return await stop_turn(self.ports, await self.reads.owned(session_id, principal))
 
+    async def pause(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Pause the session: its turn stops at its next step boundary (`engine.pausing`)."""
+        return await pausing.pause(
+            self.ports, await self.reads.owned(session_id, principal), principal
+        )
+
+    async def resume(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Let a paused session take messages and decisions again."""
+        return await pausing.resume(
+            self.ports, await self.reads.owned(session_id, principal), principal
+        )
+
+    async def kill(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """End the session for good (`session.failed`, reason `killed`)."""
+        record = await self.reads.owned(session_id, principal)
+        return await pausing.kill(self.ports, record, principal, self.settle_timeout)
+
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
         return await self.reads.owned(session_id, principal)
 
@@ -272,10 +290,12 @@ class AgentRuntime:
         if decision not in ("approve", "deny"):
             raise BadRequest("decision must be 'approve' or 'deny'")
         record = await self.reads.owned(session_id, principal)
+        events = await self.store.read(record.id)
+        refuse_paused(events)
         if decision == "approve":
             from agentkit.engine.approval_schema import check_still_valid
 
-            check_still_valid(await self.store.read(record.id), call_id, self.tools.get)
+            check_still_valid(events, call_id, self.tools.get)
         await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
 
     async def call_tool(

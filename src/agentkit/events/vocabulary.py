@@ -22,6 +22,9 @@ class EventType(StrEnum):
     SESSION_WAITING = "session.waiting"
     SESSION_COMPLETED = "session.completed"
     SESSION_FAILED = "session.failed"
+    SESSION_PAUSED = "session.paused"
+    SESSION_RESUMED = "session.resumed"
+    SESSION_KILLED = "session.killed"
     AGENT_BOUND = "agent.bound"
     MESSAGE_RECEIVED = "message.received"
     MESSAGE_QUEUED = "message.queued"
@@ -151,6 +154,26 @@ class SessionCompleted(Payload):
 class SessionFailed(Payload):
     type = EventType.SESSION_FAILED
     error: str
+    reason: str | None = None  # `killed` when an operator killed the session
+
+
+class SessionPaused(Payload):
+    """The session was paused: no model call from now on, until `session.resumed`."""
+
+    type = EventType.SESSION_PAUSED
+    by: str | None = None  # the principal that paused it
+
+
+class SessionResumed(Payload):
+    type = EventType.SESSION_RESUMED
+    by: str | None = None
+
+
+class SessionKilled(Payload):
+    """The session was killed: paused for good; `session.failed` (`killed`) follows."""
+
+    type = EventType.SESSION_KILLED
+    by: str | None = None
 
 
 class AgentBound(Payload):
@@ -336,6 +359,9 @@ PAYLOADS: dict[str, type[Payload]] = {
         SessionWaiting,
         SessionCompleted,
         SessionFailed,
+        SessionPaused,
+        SessionResumed,
+        SessionKilled,
         AgentBound,
         MessageReceived,
         MessageQueued,

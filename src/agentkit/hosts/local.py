@@ -32,6 +32,7 @@ from agentkit.channels.delivery import ChannelFanout
 from agentkit.channels.runtime import ChannelRuntime
 from agentkit.engine.arms import experiments as engine_experiments
 from agentkit.engine.fanout import Fanout, MultiFanout
+from agentkit.engine.fleet_switch import FileSwitch
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.service import AgentService
 from agentkit.hooks import LocalHookFanout, load_hooks
@@ -105,6 +106,8 @@ class LocalHost:
             state_root=self.state_dir,
             **(runtime_options or {}),
         )
+        # The kill switch: a file in the state folder an operator can create by hand.
+        self.runtime.ports.switch = FileSwitch(self.state_dir)
         self.reminders.attach(service=self.runtime, host=self.services)
         if self.ab is not None:
             self.ab.attach(self.runtime)
@@ -122,7 +125,9 @@ class LocalHost:
             self.runtime, definitions=bundle, host=self.services, channels=self.channels
         )
         self.schedule_runner = (
-            ScheduleRunner(self.schedules, self.timer, SlotLedger(self.store))
+            ScheduleRunner(
+                self.schedules, self.timer, SlotLedger(self.store), self.runtime.ports.switch
+            )
             if fire_schedules and self.timer is not None
             else None
         )

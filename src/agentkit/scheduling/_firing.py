@@ -13,6 +13,8 @@ The outcomes of one tick:
   `delivery_failed`, so the failure shows instead of disappearing;
 - the run handler raised: recorded as a handler failure (`last_error`, and for a one-shot
   the reason `handler_failed`); a recurring reminder keeps its cadence;
+- the session is paused: the tick is skipped (`last_error` says so), nothing delivered;
+- the agent's kill switch is on: held, retried a minute later like a busy session;
 - the conversation now belongs to a principal other than the reminder's creator:
   `disarmed` with reason `principal_mismatch`, nothing delivered.
 """
@@ -45,6 +47,7 @@ HANDLER_LOST = "handler_lost_on_restart"
 PRINCIPAL_MISMATCH = "principal_mismatch"
 DELIVERY_FAILED = "delivery_failed"
 HANDLER_FAILED = "handler_failed"
+SKIPPED_PAUSED = "skipped: the session is paused"
 BUSY_RETRY = timedelta(minutes=1)
 RunHandler = Callable[[ReminderTick], Any]
 Action = Literal["stop", "skip", "delivered"]
@@ -308,7 +311,10 @@ class ReminderFiring:
     ) -> dict[str, Any]:
         if by_hand:
             raise exc
-        if exc.code in ("session_busy", "not_ready"):
+        if exc.code == "session_paused":
+            return await self._skipped_paused(record)
+        # While the agent's kill switch is on, a reminder holds: it is delivered once lifted.
+        if exc.code in ("session_busy", "not_ready", "agent_paused"):
             retry = replace(record, next_fire_at=format_instant(self._clock.now() + BUSY_RETRY))
             await self._store.put_reminder(retry)
             await self._arm(retry)
@@ -318,6 +324,20 @@ class ReminderFiring:
         await self._finish(record, "disarmed", exc.code)
         log.warning("reminder %s disarmed: %s", record.id, exc)
         return _not_fired(record.id)
+
+    async def _skipped_paused(self, record: ReminderRecord) -> dict[str, Any]:
+        """A paused session's reminder skips this tick, and says so in `last_error`: a
+        recurring one waits for its next tick, a one-shot is done (`skipped_session_paused`)."""
+        skipped = replace(record, last_error=SKIPPED_PAUSED, updated_at=now_iso())
+        nxt = self._next_after(skipped, self._clock.now())
+        log.info("reminder %s skipped: its session is paused", record.id)
+        if nxt is None:
+            await self._finish(skipped, "done", "skipped_session_paused")
+        else:
+            skipped = replace(skipped, next_fire_at=format_instant(nxt))
+            await self._store.put_reminder(skipped)
+            await self._arm(skipped)
+        return {**_not_fired(record.id), "skipped": "session_paused"}
 
     def _next_after(self, record: ReminderRecord, now: datetime) -> datetime | None:
         if record.kind == "every":

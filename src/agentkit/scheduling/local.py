@@ -52,7 +52,12 @@ class LocalScheduling:
         self.dispatcher = ScheduleDispatcher(service, definitions=definitions, host=self.host)
         self.ledger = SlotLedger(store)
         self.runner: ScheduleRunner | None = (
-            ScheduleRunner(self.dispatcher, self.timer, self.ledger)
+            ScheduleRunner(
+                self.dispatcher,
+                self.timer,
+                self.ledger,
+                getattr(getattr(service, "ports", None), "switch", None),
+            )
             if schedules_enabled(dev=dev, no_schedules=not schedules)
             else None
         )

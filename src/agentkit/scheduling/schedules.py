@@ -23,6 +23,7 @@ the slots missed while the server was down by the schedule's `catch_up` policy (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections import deque
@@ -33,8 +34,9 @@ from typing import Any, Protocol
 from agentkit.authoring.contexts import HostServices, ScheduleContext
 from agentkit.authoring.schedules import ScheduleDefinition
 from agentkit.cron.standard import next_fire, validate_cron
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.service import AgentService
-from agentkit.errors import HttpError, NotFound
+from agentkit.errors import Conflict, HttpError, NotFound
 from agentkit.project.manifest import CodeRef, ScheduleSpec
 from agentkit.scheduling.catch_up import SlotLedger, missed_slots, slots_to_fire
 from agentkit.scheduling.timer import Timer, schedule_key, split_key
@@ -53,6 +55,7 @@ __all__ = [
 log = logging.getLogger("agentkit.schedules")
 
 SCHEDULE_CHANNEL = "schedule"
+HOLD_POLL = 2.0  # how often held schedules look whether the kill switch was lifted
 
 
 class ScheduleHandlerError(HttpError):
@@ -115,6 +118,7 @@ class _Firing:
         self.schedule_id = schedule_id
         self.principal = Principal(f"schedule:{schedule_id}")
         self.session_ids: list[str] = []
+        self.skipped: list[str] = []  # continuation keys of paused sessions not delivered to
         self.pending: list[asyncio.Future[Any]] = []
 
     async def receive(
@@ -145,6 +149,13 @@ class _Firing:
                 )
             except NotFound:
                 accepted = None
+            except Conflict as exc:
+                if exc.code != "session_paused":
+                    raise
+                # A paused conversation is skipped by this firing, and the skip recorded.
+                self.skipped.append(continuation_key)
+                log.info("schedule %s skipped a paused session", self.schedule_id)
+                return None
         if accepted is None:
             accepted = await self.service.start_session(
                 message,
@@ -240,7 +251,10 @@ class ScheduleDispatcher:
             raise ScheduleHandlerError(message[:500]) from exc
         finally:
             await firing.settle()
-        return {"scheduleId": spec.id, "sessionIds": firing.session_ids}
+        out: dict[str, Any] = {"scheduleId": spec.id, "sessionIds": firing.session_ids}
+        if firing.skipped:
+            out["skippedPaused"] = firing.skipped
+        return out
 
     async def _start_task(self, schedule_id: str, prompt: str) -> dict[str, Any]:
         """A prompt-only firing: one task-mode session on the schedule channel."""
@@ -270,10 +284,19 @@ class ScheduleRunner:
     """Arms every valid schedule on its cadence and fires it through the dispatcher."""
 
     def __init__(
-        self, dispatcher: ScheduleDispatcher, timer: Timer, ledger: SlotLedger | None = None
+        self,
+        dispatcher: ScheduleDispatcher,
+        timer: Timer,
+        ledger: SlotLedger | None = None,
+        switch: PauseSwitch | None = None,
     ) -> None:
         self._dispatcher = dispatcher
         self._timer = timer
+        # The agent's kill switch: while on, slots are held (not fired, not marked fired),
+        # and caught up by each schedule's `catch_up` once it is lifted (`lift`).
+        self.switch = switch
+        self.held: set[str] = set()
+        self._watcher: asyncio.Task[None] | None = None
         # Where fired slots are kept, so slots missed while the host was down are caught
         # up on the next start (`scheduling.catch_up`); None: they are skipped.
         self._ledger = ledger
@@ -294,6 +317,37 @@ class ScheduleRunner:
                 continue
             await self._arm(spec.id, spec.cron, now)
             await self._catch_up(spec, now)
+        if self.switch is not None and self._watcher is None:
+            self._watcher = asyncio.create_task(self._watch_switch())
+
+    async def _watch_switch(self) -> None:
+        """Lift held schedules soon after the switch is lifted, however it was flipped."""
+        while True:
+            await asyncio.sleep(HOLD_POLL)
+            try:
+                if self.held:
+                    await self.lift()
+            except Exception:
+                log.exception("held schedules could not be caught up")
+
+    async def _switch_on(self) -> bool:
+        return self.switch is not None and (await self.switch.read()).on
+
+    async def lift(self) -> int:
+        """Once the kill switch is lifted, fire the slots it held, by each schedule's
+        `catch_up` policy; returns how many schedules were caught up (0 while still on)."""
+        if not self.held or await self._switch_on():
+            return 0
+        held, self.held = self.held, set()
+        now = self._timer.clock.now()
+        for spec in self._dispatcher.schedules:
+            if spec.id not in held:
+                continue
+            if self._ledger is None:
+                await self._dispatch(spec.id, now)  # nothing says how many: fire once
+            else:
+                await self._catch_up(spec, now)
+        return len(held)
 
     async def _catch_up(self, spec: ScheduleSpec, now: datetime) -> None:
         if self._ledger is None:
@@ -328,6 +382,11 @@ class ScheduleRunner:
             log.exception("schedule %s could not be fired", schedule_id)
 
     async def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
         for schedule_id in list(self._slots):
             await self._timer.disarm(schedule_key(schedule_id))
         self._slots.clear()
@@ -347,6 +406,11 @@ class ScheduleRunner:
         now = self._timer.clock.now()
         # Arm the next slot before running, so a slow firing cannot make the next one late.
         await self._arm(schedule_id, spec.cron, max(now, slot) if slot else now)
+        if await self._switch_on():
+            self.held.add(schedule_id)
+            log.info("schedule %s held: the agent's kill switch is on", schedule_id)
+            return
+        await self.lift()  # slots held earlier go first, by their catch_up policy
         if self._ledger is not None:
             try:
                 await self._ledger.fired(schedule_id, slot or now)

@@ -23,6 +23,7 @@ from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
 from agentkit.server.api_docs import api_docs_router
 from agentkit.server.docs_site import docs_router
+from agentkit.server.fleet_routes import fleet_router
 from agentkit.server.host_routes import host_router
 from agentkit.server.http_errors import JSONResponse, install_error_handlers
 from agentkit.server.limits import BodyLimitMiddleware
@@ -109,6 +110,7 @@ def create_app(
     for mount in mounts:
         for router in (
             session_router(mount, options),
+            fleet_router(mount, options),
             tool_router(mount, options),
             meta_router(mount, options, buffer),
             ab_router(mount, options),

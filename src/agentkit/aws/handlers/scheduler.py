@@ -10,7 +10,8 @@
   by Lambda's retry of it (the same request id) unless the message was already delivered,
   and a schedule handler's own error is recorded as such.
 - `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
-  quiet for longer than the lease TTL, are dispatched again (never started) or failed.
+  quiet for longer than the lease TTL, are dispatched again (never started) or failed; and
+  schedule slots the kill switch held are caught up once it is off (`aws.held_schedules`).
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -21,9 +22,10 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from agentkit.aws import held_schedules
 from agentkit.aws import schedules as manifest_schedules
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
@@ -44,7 +46,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if kind == "reminder":
         return _fire(event, "reminderId", context)
     if kind == "sweep":
-        return {"ok": True, "swept": run(host().sweep())}
+        h = host()
+        answer: dict[str, Any] = {"ok": True, "swept": run(h.sweep())}
+        caught_up = run(held_schedules.catch_up_held(h))
+        if caught_up:
+            answer["caughtUp"] = caught_up
+        return answer
     log.error("unrecognised event: keys %s", sorted(event)[:20])
     return {"ok": False, "error": "bad_request"}
 
@@ -59,6 +66,8 @@ def _fire(event: dict[str, Any], key: str, context: Any) -> dict[str, Any]:
 
     async def work() -> dict[str, Any]:
         if key == "scheduleId":
+            if await held_schedules.switch_on(h):  # kept, and caught up once lifted
+                return {"ok": True, **await held_schedules.hold(h, ident, datetime.now(UTC))}
             return {"ok": True, **await h.schedules.dispatch_schedule(ident)}
         # strict: an error before delivery raises, so the claim is released and retried
         result = await h.reminders.fire(ident, strict=True)

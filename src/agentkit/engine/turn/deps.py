@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.folds.conversation import TurnState, turn_events
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.tools.calls import Outcome, ToolEntry
@@ -63,6 +64,7 @@ class TurnDeps:
     """The end of this invocation (None locally: the turn never continues elsewhere)."""
     resume: Continuation | None = None  # where an earlier invocation stopped this turn
     clock: Callable[[], float] = time.time  # wall clock, for `max_turn_seconds`
+    switch: PauseSwitch | None = None  # the agent's kill switch (`engine.fleet_switch`)
 
 
 @dataclass(slots=True)

@@ -15,6 +15,16 @@ from agentkit.events import (
     TurnStarted,
 )
 
+# A turn ended by a kill (`engine.pausing`): its task session ends with reason `killed`.
+KILLED_ERROR = "session killed"
+KILLED = "killed"
+
+
+def session_failed(error: str) -> SessionFailed:
+    """The `session.failed` of a session that ends with `error` (reason `killed` for a kill)."""
+    return SessionFailed(error=error, reason=KILLED if error == KILLED_ERROR else None)
+
+
 IN_DOUBT = "interrupted while running; it may have completed; not re-run"
 NOT_RERUN = IN_DOUBT  # the older name of the same rule
 LOST_TURN = "turn lost: the process running it stopped before the turn finished"
@@ -45,7 +55,7 @@ async def fail_turn(
         )
     payloads.append(TurnFailed(error=error, usage=state.usage, cost_usd=state.cost_usd))
     if recorder.session.mode == "task":
-        payloads.append(SessionFailed(error=error))
+        payloads.append(session_failed(error))
     else:
         payloads.append(SessionWaiting())
     await recorder.emit(*payloads)

@@ -61,9 +61,9 @@ from agentkit.engine.turn.deps import (
     tool_result,
     turn_began,
 )
-from agentkit.engine.turn.ending import IN_DOUBT
+from agentkit.engine.turn.ending import IN_DOUBT, session_failed
 from agentkit.engine.turn.loop_guard import LOOP_DETECTED, LoopDetected, LoopGuard, stop_looping
-from agentkit.engine.turn.preempt import await_preemptible
+from agentkit.engine.turn.preempt import await_preemptible, stop_error_of
 from agentkit.engine.turn.step import RecordingSink, StepOutput, model_step
 from agentkit.engine.turn.subagents import run_subagent
 from agentkit.errors import LeaseLost, ModelError, RunError, TurnInterrupted
@@ -74,7 +74,6 @@ from agentkit.events import (
     ActionsRequested,
     Payload,
     SessionCompleted,
-    SessionFailed,
     SessionWaiting,
     StepCompleted,
     StepStarted,
@@ -175,7 +174,8 @@ class TurnRunner:
             await stop_to_continue(self, exc.marker)
             return
         except TurnInterrupted as exc:
-            await self.fail(str(exc))
+            # A pause or kill says so in the turn's error (and a kill in the task's end).
+            await self.fail(await stop_error_of(self.d.recorder, self.d.switch, str(exc)))
             return
         except LoopDetected as exc:
             await self.fail(LOOP_DETECTED, exc.evidence)
@@ -481,9 +481,7 @@ class TurnRunner:
 
     async def fail(self, error: str, evidence: dict[str, Any] | None = None) -> None:
         """End the turn failed; calls that never got a result are closed with the error."""
-        end: Payload = (
-            SessionFailed(error=error) if self.d.session.mode == "task" else SessionWaiting()
-        )
+        end: Payload = session_failed(error) if self.d.session.mode == "task" else SessionWaiting()
         answered = {p.call_id for p in self.queued if isinstance(p, ActionResult)}
         unanswered = [
             error_result(c, IN_DOUBT if cid in self.executing else error)

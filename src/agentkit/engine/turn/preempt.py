@@ -9,7 +9,9 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.tools.task_start import start_task
+from agentkit.engine.turn.recorder import Recorder
 from agentkit.errors import TurnInterrupted
 
 TOOL_POLL = 0.05  # how often running tools look for an interrupt
@@ -49,3 +51,15 @@ async def await_preemptible(
             await asyncio.wait(pending, timeout=CANCEL_WAIT)
     for t in tasks:
         t.result()  # an engine error in a call ends the turn like any other
+
+
+async def stop_error_of(recorder: Recorder, switch: PauseSwitch | None, default: str) -> str:
+    """The error an interrupted turn ends with: what paused or killed its session (read
+    from the store: the pause may come from another process), the agent's kill switch, or
+    else `default`."""
+    from agentkit.engine.pausing import AGENT_PAUSED, stop_error
+
+    error = stop_error(await recorder.store.read(recorder.session.id), default)
+    if error == default and switch is not None and (await switch.read()).on:
+        return AGENT_PAUSED
+    return error

@@ -18,6 +18,7 @@ from agentkit.engine.agent_parts import AgentParts
 from agentkit.engine.arms import Arms
 from agentkit.engine.folds.conversation import TurnState, fold_turn
 from agentkit.engine.on_busy import drain_queue
+from agentkit.engine.pausing import turn_held
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.turn.deadline import (
     Continuation,
@@ -94,7 +95,7 @@ async def run_turn(
     try:
         events = await ports.store.read(session_id)
         state = fold_turn(events, turn_id)
-        if state.terminal or not state.received or state.parked:
+        if not await _to_run(ports, record, turn_id, holder, state, events):
             return
         resume = None
         if state.started and not state.resumable:
@@ -132,6 +133,26 @@ async def run_turn(
         await drain_queue(ports, session_id)
     except Exception:  # the turn is over either way; recovery or the next message retries
         log.exception("could not start the queued message of session %s", session_id)
+
+
+async def _to_run(
+    ports: SessionPorts,
+    record: SessionRecord,
+    turn_id: str,
+    holder: str,
+    state: TurnState,
+    events: list[Event],
+) -> bool:
+    """Whether the turn has anything to run. One whose session was paused or killed, or
+    whose agent was switched off, since it was dispatched (or between two invocations of
+    it) is ended here, before another model call."""
+    if state.terminal or not state.received or state.parked:
+        return False
+    held = await turn_held(ports, events)
+    if held is None:
+        return True
+    await fail_turn(ports.recorder(record, turn_id, holder), state, held)
+    return False
 
 
 async def _drive(
@@ -183,6 +204,7 @@ async def _drive(
         deadline=deadline,
         resume=resume,
         clock=host.clock,
+        switch=ports.switch,
     )
     runner = TurnRunner(deps, state)
     await runner.run()
@@ -205,6 +227,9 @@ def _interrupt_check(
         if now - last < STORE_INTERRUPT_POLL:
             return False
         last = now
+        switch = ports.switch
+        if switch is not None and (await switch.read()).on:
+            return True  # the agent's kill switch stops every turn
         return await ports.store.interrupt_requested(session_id, turn_id)
 
     return check

@@ -1,0 +1,98 @@
+"""The agent's kill switch: while it is on, no turn takes another step and nothing new starts.
+
+An operator flips it without a deploy. Locally it is a file, `paused`, in the agent's state
+folder (`touch .agentkit/paused` turns it on, deleting the file lifts it); on AWS it is an
+SSM parameter (`agentkit.aws.pause_switch`). `agentkit pause-all` and `resume-all` flip the
+same switch over the API. The engine only sees the `PauseSwitch` protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from agentkit.events import now_iso
+
+SWITCH_FILE = "paused"
+# What `Retry-After` tells a caller refused while the switch is on.
+RETRY_AFTER = 30
+# How long a switch's answer is kept: a turn checks it at every step and tool poll.
+SWITCH_CACHE = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchState:
+    """Whether the switch is on, since when and by whom (when it says)."""
+
+    on: bool
+    since: str | None = None
+    by: str | None = None
+
+
+@runtime_checkable
+class PauseSwitch(Protocol):
+    """Where the agent's kill switch lives."""
+
+    async def read(self) -> SwitchState:
+        """The switch now (at most `SWITCH_CACHE` seconds old)."""
+        ...
+
+    async def set(self, on: bool, *, by: str) -> SwitchState:
+        """Turn the switch on or off; returns the new state."""
+        ...
+
+
+class FileSwitch:
+    """The switch as a file in a state folder: present means on."""
+
+    def __init__(self, root: Path, *, cache: float = SWITCH_CACHE) -> None:
+        self.path = root / SWITCH_FILE
+        self._cache = cache
+        self._read_at = -1e18
+        self._state = SwitchState(False)
+
+    async def read(self) -> SwitchState:
+        now = time.monotonic()
+        if now - self._read_at < self._cache:
+            return self._state
+        self._state = self._load()
+        self._read_at = now
+        return self._state
+
+    def _load(self) -> SwitchState:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return SwitchState(False)
+        except OSError:
+            return SwitchState(True)  # a file that exists but cannot be read still brakes
+        try:
+            data = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        since, by = data.get("since"), data.get("by")
+        return SwitchState(
+            True, since if isinstance(since, str) else None, by if isinstance(by, str) else None
+        )
+
+    async def set(self, on: bool, *, by: str) -> SwitchState:
+        if on:
+            current = self._load()
+            if not current.on:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                body = json.dumps({"since": now_iso(), "by": by})
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(body, encoding="utf-8")
+                tmp.replace(self.path)
+        else:
+            self.path.unlink(missing_ok=True)
+        self._read_at = -1e18
+        return await self.read()
+
+
+__all__ = ["RETRY_AFTER", "SWITCH_CACHE", "SWITCH_FILE", "FileSwitch", "PauseSwitch", "SwitchState"]
