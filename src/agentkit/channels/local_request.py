@@ -9,7 +9,16 @@ The `Host` check is the server's own (`server.local_origin`).
 from __future__ import annotations
 
 from agentkit.authoring.channels import ChannelRequest
+from agentkit.errors import HttpError
 from agentkit.server.local_origin import loopback_host_header
+
+
+class ChannelMisconfigured(HttpError):
+    """A channel with no secret was asked to admit a request that is not a plain local
+    one (503): it needs its secret to serve anyone else."""
+
+    status = 503
+    code = "channel_misconfigured"
 
 
 def plain_local_request(request: ChannelRequest) -> bool:

@@ -8,17 +8,11 @@ import logging
 import os
 
 from agentkit.authoring.channels import ChannelRequest
-from agentkit.channels.local_request import plain_local_request
-from agentkit.errors import HttpError
+from agentkit.channels.local_request import ChannelMisconfigured, plain_local_request
 
 log = logging.getLogger("agentkit.channels.github")
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 PRINCIPAL = "github"
-
-
-class ChannelMisconfigured(HttpError):
-    status = 503
-    code = "channel_misconfigured"
 
 
 def sign(secret: str, body: bytes) -> str:

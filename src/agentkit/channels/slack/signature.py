@@ -13,17 +13,11 @@ import os
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from agentkit.authoring.channels import ChannelRequest
-from agentkit.channels.local_request import plain_local_request
-from agentkit.errors import HttpError
+from agentkit.channels.local_request import ChannelMisconfigured, plain_local_request
 
 log = logging.getLogger("agentkit.channels.slack")
 PRINCIPAL = "slack"
 SECRET_ENV = "SLACK_SIGNING_SECRET"
-
-
-class ChannelMisconfigured(HttpError):
-    status = 503
-    code = "channel_misconfigured"
 
 
 class SlackSignature:
