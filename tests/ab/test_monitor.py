@@ -82,7 +82,11 @@ async def test_a_guardrail_pauses_a_costly_arm(
     assert ab.on_sample is not None
     samples = ab.on_sample.__globals__["SAMPLES"]
     assert len(samples) == len(sessions)
-    assert {s["variant"] for s in samples} == {"control", "pricey"}
+    # Each arm's samples, as the folds count its turns (assignment is random per session,
+    # so the first five may all be pricey: control then has none).
+    variants = [s["variant"] for s in samples]
+    assert variants.count("pricey") == 5
+    assert variants.count("control") == len(sessions) - 5
     assert all(s["experiment"] == "model" for s in samples)
     # New sessions all go to control now; enrolled ones keep their arm.
     for i in range(20):

@@ -2,7 +2,7 @@
 
 - no credentials -> 401 on every route that declares the bearer scheme;
 - another principal -> 403 on every route bound to someone else's session (a path
-  `session_id` or a body `sessionId`), and on the admin-only dev routes;
+  `session_id`, a chat of theirs, or a body `sessionId`), and on the admin-only dev routes;
 - the owner -> the success code the document declares for the route.
 
 The parameters come from the document itself, so a new route joins the matrix on its own;
@@ -37,6 +37,7 @@ from tests.fixtures.http_server import AGENT_FILES, SLUG, write_agent
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ALICE, BOB = "alice-matrix-token", "bob-matrix-token"
+ALICE_CHAT = "alice-matrix-chat"  # an AI SDK chat of Alice's, for the routes that name one
 REMOTE = ("198.51.100.7", 40000)  # a documentation address: never loopback
 LOOPBACK = ("127.0.0.1", 40001)
 PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
@@ -62,11 +63,14 @@ ADMIN_ONLY = {
     ("post", "/v1/fleet/pause"),
     ("post", "/v1/fleet/resume"),
 }
+# Routes that answer in a wire protocol's own shape (an SSE error part), not ours.
+PROTOCOL_ROUTES = ("/v1/ai-sdk/", "/v1/ag-ui")
 # The body each operation with a required body is sent (`{...}` filled from the world).
 BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/v1/session"): {"message": "hello"},
     ("post", "/v1/session/{session_id}"): {"continuationToken": "{token}", "message": "again"},
     ("post", "/v1/session/{session_id}/approvals/{call_id}"): {"decision": "deny"},
+    ("post", "/v1/session/{session_id}/fork"): {"atIndex": 0},
     ("post", "/v1/tools/{tool_name}"): {"input": {"city": "Oslo"}, "sessionId": "{session_id}"},
     ("post", "/v1/dev/evals/runs"): {},
     # A thread of the caller's own (created on first use): Bob's run never meets Alice's.
@@ -133,6 +137,7 @@ class World:
             "reminder_id": self.reminder_id,
             "run_id": self.run_id,
             "page": "auth",
+            "chat_id": ALICE_CHAT,
         }
         for name, value in values.items():
             text = text.replace("{" + name + "}", value)
@@ -153,7 +158,7 @@ async def _parked_session(alice: httpx.AsyncClient) -> tuple[str, str, str]:
     raise AssertionError("the session never parked on its approval")
 
 
-async def _world(base: Path, *, eval_run: bool) -> World:
+async def _world(base: Path, *, eval_run: bool, chat: bool) -> World:
     bundle = AgentBundle.discover(write_agent(base / SLUG, FILES))
     host = LocalHost(bundle, LocalHostOptions(state_root=base / "state", dev=True))
     await host.start()
@@ -166,6 +171,12 @@ async def _world(base: Path, *, eval_run: bool) -> World:
             assert run.status_code == 202, run.text
             world.run_id = run.json()["runId"]
             await _finished(alice, world.run_id)
+        if chat:
+            user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}
+            said = await alice.post(
+                f"/{SLUG}/v1/ai-sdk/chat", json={"id": ALICE_CHAT, "messages": [user]}
+            )
+            assert said.status_code == 200, said.text
     reminders = host.reminders
     assert reminders is not None
     reminder = await reminders.create(
@@ -189,7 +200,7 @@ async def _finished(alice: httpx.AsyncClient, run_id: str) -> None:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     """One world for the refusals: they must change nothing (asserted), so they can share."""
-    world = await _world(tmp_path_factory.mktemp("matrix"), eval_run=True)
+    world = await _world(tmp_path_factory.mktemp("matrix"), eval_run=True, chat=True)
     yield world
     await world.host.aclose()
 
@@ -198,7 +209,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Worl
 async def fresh(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[World]:
     """A world of its own for a case that acts as the owner (it may stop, deny, rotate)."""
     path = request.node.callspec.params["path"]
-    world = await _world(tmp_path, eval_run="{run_id}" in path)
+    world = await _world(tmp_path, eval_run="{run_id}" in path, chat="{chat_id}" in path)
     yield world
     await world.host.aclose()
 
@@ -224,7 +235,7 @@ def _success(op: dict[str, Any]) -> set[int]:
 def _session_bound(method: str, path: str) -> bool:
     suffix = path.removeprefix(f"/{SLUG}")
     body = BODIES.get((method, suffix), {})
-    return "{session_id}" in path or "sessionId" in body
+    return "{session_id}" in path or "{chat_id}" in path or "sessionId" in body
 
 
 def _ids(ops: list[tuple[str, str, dict[str, Any]]]) -> Iterator[str]:
@@ -261,7 +272,10 @@ async def test_another_principal(shared: World, method: str, path: str, op: dict
     suffix = path.removeprefix(f"/{SLUG}")
     if (method, suffix) in ADMIN_ONLY or _session_bound(method, path):
         assert r.status_code == 403, r.text
-        assert r.json()["ok"] is False
+        if suffix.startswith(PROTOCOL_ROUTES):
+            assert '"type": "error"' in r.text, r.text  # the protocol's own error part
+        else:
+            assert r.json()["ok"] is False
     else:
         # A route of the caller's own: it succeeds, and shows nothing of Alice's session.
         assert r.status_code in _success(op), r.text
