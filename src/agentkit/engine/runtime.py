@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine import accepting, pausing
+from agentkit.engine import accepting, session_controls
 from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
 from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.pausing import PauseOutcome, refuse_paused
+from agentkit.engine.pausing import refuse_paused
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Decision, Forked, PendingApproval, ToolCallOutcome
+from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
 from agentkit.engine.tools.reconcile import Reconciler
@@ -209,12 +209,11 @@ class AgentRuntime:
     follow_up_by_key = accepting.follow_up_by_key
     deliver = accepting.deliver
 
-    async def fork(self, session_id: str, at_index: int, *, principal: Principal) -> Forked:
-        """A new session whose history is events `0..at_index` of this one (`engine.forking`)."""
-        from agentkit.engine.forking import fork_session
-
-        record = await self.reads.owned(session_id, principal)
-        return await fork_session(self, record, at_index, principal=principal)
+    # Written once, with their public signatures, in `engine.session_controls`.
+    fork = session_controls.fork
+    pause = session_controls.pause
+    resume = session_controls.resume
+    kill = session_controls.kill
 
     async def interrupt(self, session_id: str, turn_id: str | None = None) -> None:
         """Ask the session's running turn (`turn_id` only, when given) to stop."""
@@ -223,23 +222,6 @@ class AgentRuntime:
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
         """Interrupt the running (or parked) turn; False when nothing was running."""
         return await stop_turn(self.ports, await self.reads.owned(session_id, principal))
-
-    async def pause(self, session_id: str, *, principal: Principal) -> PauseOutcome:
-        """Pause the session: its turn stops at its next step boundary (`engine.pausing`)."""
-        return await pausing.pause(
-            self.ports, await self.reads.owned(session_id, principal), principal
-        )
-
-    async def resume(self, session_id: str, *, principal: Principal) -> PauseOutcome:
-        """Let a paused session take messages and decisions again."""
-        return await pausing.resume(
-            self.ports, await self.reads.owned(session_id, principal), principal
-        )
-
-    async def kill(self, session_id: str, *, principal: Principal) -> PauseOutcome:
-        """End the session for good (`session.failed`, reason `killed`)."""
-        record = await self.reads.owned(session_id, principal)
-        return await pausing.kill(self.ports, record, principal, self.settle_timeout)
 
     async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
         return await self.reads.owned(session_id, principal)
