@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from agentkit.engine.fleet_switch import SwitchState
+from agentkit.engine.fleet_switch import SwitchState, switched_on
 from agentkit.events import now_iso
 
 ON_VALUES = frozenset({"on", "true", "1", "paused"})
@@ -81,16 +81,7 @@ def parse_value(raw: str | None) -> SwitchState:
     head, _, rest = raw.strip().partition(" ")
     if head.lower() not in ON_VALUES:
         return SwitchState(False)
-    try:
-        data = json.loads(rest) if rest.strip() else {}
-    except ValueError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    since, by = data.get("since"), data.get("by")
-    return SwitchState(
-        True, since if isinstance(since, str) else None, by if isinstance(by, str) else None
-    )
+    return switched_on(rest)
 
 
 __all__ = ["ON_VALUES", "SSM_CACHE", "SsmSwitch", "parse_value"]

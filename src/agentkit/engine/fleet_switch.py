@@ -45,6 +45,21 @@ class PauseSwitch(Protocol):
         ...
 
 
+def switched_on(details: str) -> SwitchState:
+    """An "on" switch with the details recorded beside it: `{"since", "by"}` as JSON, or
+    anything else (empty, damaged), which still brakes but says nothing more."""
+    try:
+        data = json.loads(details) if details.strip() else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    since, by = data.get("since"), data.get("by")
+    return SwitchState(
+        True, since if isinstance(since, str) else None, by if isinstance(by, str) else None
+    )
+
+
 class FileSwitch:
     """The switch as a file in a state folder: present means on."""
 
@@ -69,16 +84,7 @@ class FileSwitch:
             return SwitchState(False)
         except OSError:
             return SwitchState(True)  # a file that exists but cannot be read still brakes
-        try:
-            data = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        since, by = data.get("since"), data.get("by")
-        return SwitchState(
-            True, since if isinstance(since, str) else None, by if isinstance(by, str) else None
-        )
+        return switched_on(raw)
 
     async def set(self, on: bool, *, by: str) -> SwitchState:
         if on:
@@ -95,4 +101,12 @@ class FileSwitch:
         return await self.read()
 
 
-__all__ = ["RETRY_AFTER", "SWITCH_CACHE", "SWITCH_FILE", "FileSwitch", "PauseSwitch", "SwitchState"]
+__all__ = [
+    "RETRY_AFTER",
+    "SWITCH_CACHE",
+    "SWITCH_FILE",
+    "FileSwitch",
+    "PauseSwitch",
+    "SwitchState",
+    "switched_on",
+]
