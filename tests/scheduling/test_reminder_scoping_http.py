@@ -167,6 +167,14 @@ def idle_session(client: httpx.Client, url: str) -> str:
     return sid
 
 
+def active_reminders(served: Served, token: str) -> set[str]:
+    """The ids of the active reminders a principal owns, read from the state folder itself
+    (other tests of this module, in any order, may have made some of Bob's)."""
+    owner = bearer_principal_id(token)
+    records = [json.loads(p.read_text()) for p in served.state_root.rglob("reminders/*.json")]
+    return {r["id"] for r in records if r["principal"] == owner and r["status"] == "active"}
+
+
 def tool(client: httpx.Client, url: str, name: str, sid: str, **tool_input: Any) -> Any:
     r = client.post(f"{url}/v1/tools/{name}", json={"input": tool_input, "sessionId": sid})
     assert r.status_code == 200, r.text
@@ -185,10 +193,11 @@ def test_a_tool_driven_by_one_principal_cannot_reach_anothers_reminders(
     alice_reminder = made["result"]["reminderId"]
     assert made["result"]["sessionId"] == alice_sid
 
-    # Listing shows Bob only his own (none), never Alice's.
+    # Listing shows Bob exactly his own, never Alice's.
     listed = tool(bob, url, "my_reminders", bob_sid)
     assert listed["isError"] is False, listed
-    assert listed["result"] == []
+    assert {r["id"] for r in listed["result"]} == active_reminders(served, BOB)
+    assert alice_reminder not in {r["id"] for r in listed["result"]}
 
     # Reading or cancelling Alice's reminder by id looks like a reminder that does not exist.
     dropped = tool(bob, url, "drop_reminder", bob_sid, reminder_id=alice_reminder)
@@ -203,9 +212,10 @@ def test_a_tool_driven_by_one_principal_cannot_reach_anothers_reminders(
     assert bound["isError"] is True
     assert "no conversation of yours" in str(bound["result"])
 
-    # Alice still sees exactly her reminder, active.
+    # Alice still sees exactly her reminders, this one active among them.
     mine = tool(alice, url, "my_reminders", alice_sid)["result"]
-    assert mine == [{"id": alice_reminder, "sessionId": alice_sid, "status": "active"}]
+    assert {"id": alice_reminder, "sessionId": alice_sid, "status": "active"} in mine
+    assert {r["id"] for r in mine} == active_reminders(served, ALICE)
     # And she can cancel it herself.
     assert tool(alice, url, "drop_reminder", alice_sid, reminder_id=alice_reminder)["result"] == {
         "found": True,
@@ -227,6 +237,7 @@ def test_channel_handlers_cannot_reach_a_principals_reminders(
 
     listed = bob.get(f"{url}/v1/channels/peek/list")
     assert listed.status_code == 200, listed.text
+    assert set(listed.json()["ids"]) == active_reminders(served, BOB)
     assert alice_reminder not in listed.json()["ids"]
     dropped = bob.post(f"{url}/v1/channels/peek/drop", json={"reminder_id": alice_reminder})
     assert dropped.status_code == 200, dropped.text
@@ -241,7 +252,9 @@ def test_channel_handlers_cannot_reach_a_principals_reminders(
         assert time.monotonic() < deadline, "the channel's events handler never ran"
         time.sleep(0.1)
     [seen] = [json.loads(line) for line in seen_log.read_text().splitlines()]
-    assert seen == {"session": bearer_principal_id(BOB), "ids": []}
+    assert seen["session"] == bearer_principal_id(BOB)
+    assert set(seen["ids"]) == active_reminders(served, BOB)
+    assert alice_reminder not in seen["ids"]
 
     # Alice's reminder is untouched.
     mine = tool(alice, url, "my_reminders", alice_sid)["result"]
@@ -268,7 +281,11 @@ def test_reminders_made_by_tools_have_a_minimum_interval_and_a_cap(
     assert "already has 3 active reminders" in str(over["result"])
 
 
-def test_each_reminder_records_the_principal_that_created_it(served: Served) -> None:
+def test_each_reminder_records_the_principal_that_created_it(
+    served: Served, alice: httpx.Client
+) -> None:
+    sid = idle_session(alice, served.url)
+    assert tool(alice, served.url, "remind_in", sid)["isError"] is False
     records = [json.loads(p.read_text()) for p in served.state_root.rglob("reminders/*.json")]
     assert records, "no reminder records written"
     assert all(r["principal"] and r["createdIn"] == r["sessionId"] for r in records)
