@@ -56,6 +56,13 @@ def test_a_session_with_every_event_type_shows_no_error(
         .endswith("Forked from ses_original0000001 at event 1")
     )
     assert page.locator(".note.compacted").count() == 1
+    assert (
+        page.locator(".note.paused")
+        .inner_text()
+        .endswith("Paused by local: no new turns until resumed")
+    )
+    assert page.locator(".note.resumed").inner_text().endswith("Resumed by local")
+    assert "Killed by local" in page.locator(".note.killed").inner_text()
     assert "older turns summarized" in page.locator(".note.compacted").inner_text()
     shot(page, "event-types")
 

@@ -102,9 +102,12 @@ def every_type() -> list[dict[str, Any]]:
             {"throughIndex": 2, "strategy": "summarize", "summary": "The user asked about Paris."},
         ),
         (995, "ab.paused", None, {"experiment": "tone", "variant": "warm", "reason": "cost"}),
+        (996, "session.paused", None, {"by": "local"}),
+        (997, "session.resumed", None, {"by": "local"}),
         (1000, "future.thing", TURN, {"anything": True}),
         (1010, "turn.completed", TURN, {"result": "Done.", "usage": USAGE, "costUsd": 0.0012}),
         (1011, "session.waiting", None, {}),
+        (1015, "session.killed", None, {"by": "local"}),
         (1020, "session.completed", None, {"result": "All done."}),
     ]
     return _events(rows)

@@ -23,6 +23,7 @@ EXAMPLES = """\
 agentkit sessions list --url http://127.0.0.1:3000/weather --status running
 agentkit sessions pause --url https://.../ --token $TOKEN ses_...
 agentkit pause-all --url https://.../ --token $ADMIN_TOKEN
+agentkit resume-all --url https://.../ --token $ADMIN_TOKEN
 """
 
 # Listing filters: the option, the query parameter it is sent as.

@@ -192,6 +192,16 @@ const HANDLERS = {
     this.note(event, `A/B ${data.experiment}: variant ${data.variant} paused${why}; new sessions get the control`, "meta");
   },
   "session.waiting"() {}, // the session is idle until the next message: nothing to show
+  // The brakes (POST /pause, /resume, /kill): who pulled them, in the session's own line.
+  "session.paused"(event, data) {
+    this.note(event, `Paused${data.by ? ` by ${data.by}` : ""}: no new turns until resumed`, "meta paused");
+  },
+  "session.resumed"(event, data) {
+    this.note(event, `Resumed${data.by ? ` by ${data.by}` : ""}`, "meta resumed");
+  },
+  "session.killed"(event, data) {
+    this.note(event, `Killed${data.by ? ` by ${data.by}` : ""}: the session takes no more turns`, "meta killed");
+  },
   "message.queued"(event, data) {
     // Not yet a turn: shown apart until its message.received (same queueId) arrives.
     const box = el("div", "user queued");
