@@ -29,6 +29,11 @@ function formatCost(data) {
   return typeof cost === "number" ? formatMoney(cost) : "";
 }
 
+// " by alice" when an event names who acted, "" when it does not.
+function byWhom(name) {
+  return name ? ` by ${name}` : "";
+}
+
 function between(from, to) {
   const ms = Date.parse(to) - Date.parse(from);
   return Number.isFinite(ms) && ms >= 0 ? ms : null;
@@ -194,13 +199,13 @@ const HANDLERS = {
   "session.waiting"() {}, // the session is idle until the next message: nothing to show
   // The brakes (POST /pause, /resume, /kill): who pulled them, in the session's own line.
   "session.paused"(event, data) {
-    this.note(event, `Paused${data.by ? ` by ${data.by}` : ""}: no new turns until resumed`, "meta paused");
+    this.note(event, `Paused${byWhom(data.by)}: no new turns until resumed`, "meta paused");
   },
   "session.resumed"(event, data) {
-    this.note(event, `Resumed${data.by ? ` by ${data.by}` : ""}`, "meta resumed");
+    this.note(event, `Resumed${byWhom(data.by)}`, "meta resumed");
   },
   "session.killed"(event, data) {
-    this.note(event, `Killed${data.by ? ` by ${data.by}` : ""}: the session takes no more turns`, "meta killed");
+    this.note(event, `Killed${byWhom(data.by)}: the session takes no more turns`, "meta killed");
   },
   "message.queued"(event, data) {
     // Not yet a turn: shown apart until its message.received (same queueId) arrives.
@@ -326,7 +331,7 @@ const HANDLERS = {
   "action.approval_resolved"(event, data) {
     const entry = this.calls.get(data.callId);
     const verdict = data.decision === "approve" ? "Approved" : "Denied";
-    const text = `${verdict}${data.principal ? ` by ${data.principal}` : ""}`;
+    const text = `${verdict}${byWhom(data.principal)}`;
     if (!entry) {
       this.note(event, text, "meta");
       return;
