@@ -3,6 +3,7 @@ adapter's put-if-absent and get, with the store's own clock for the TTLs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 
@@ -147,3 +148,50 @@ async def test_the_kept_answer_does_not_show_the_live_token(harness: Harness) ->
     assert kept is not None and kept.detail is not None
     assert "http:new" not in kept.detail and "turn_1" not in kept.detail
     assert "k-7" not in kept.detail
+
+
+class Gated:
+    """A write that records its message, then waits on a gate before it answers: the
+    moment a client that gave up (its request task cancelled) leaves behind."""
+
+    def __init__(self) -> None:
+        self.recorded: list[str] = []
+        self.inside = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def __call__(self) -> Answer:
+        self.recorded.append("and in Lisbon?")
+        self.inside.set()
+        await self.gate.wait()
+        return Answer(200, {"turnId": f"turn_{len(self.recorded)}", "continuationToken": "t2"})
+
+
+async def test_a_cancelled_caller_does_not_cut_the_first_attempt_short(harness: Harness) -> None:
+    write = Gated()
+    caller = asyncio.ensure_future(once(harness.store, write, "k-8"))
+    await write.inside.wait()
+    caller.cancel()  # the client disconnected: the server cancels its request task
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    # The retry comes while the first attempt still runs: it waits for that answer.
+    retry = asyncio.ensure_future(once(harness.store, write, "k-8"))
+    write.gate.set()
+    answer, replayed = await retry
+    assert (answer, replayed) == (
+        Answer(200, {"turnId": "turn_1", "continuationToken": "t2"}),
+        True,
+    )
+    assert write.recorded == ["and in Lisbon?"]  # one message, recorded once
+    # Later retries replay the kept answer too.
+    assert await once(harness.reopen(), write, "k-8") == (answer, True)
+
+
+async def test_a_retry_waits_for_a_first_attempt_running_here(harness: Harness) -> None:
+    write = Gated()
+    first = asyncio.ensure_future(once(harness.store, write, "k-9"))
+    await write.inside.wait()
+    retry = asyncio.ensure_future(once(harness.store, write, "k-9"))
+    write.gate.set()
+    assert (await first)[1] is False
+    assert (await retry) == ((await first)[0], True)
+    assert len(write.recorded) == 1

@@ -21,6 +21,7 @@ each with a TTL. One record per principal and key:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import hashlib
@@ -53,6 +54,7 @@ __all__ = [
     "InvalidIdempotencyKey",
     "fingerprint",
     "run_once",
+    "settle_running",
     "validate_header_key",
 ]
 
@@ -66,6 +68,14 @@ MAX_KEY_CHARS = 255
 # A recorded answer, sealed (a third larger), stays inside a claim's detail on DynamoDB
 # (100 000 characters) and well inside one item (400 KB).
 MAX_REPLAY_CHARS = 64_000
+# How long a retry waits for a first attempt still running in this process before it is
+# answered `409 idempotency_key_in_use`: inside API Gateway's 29 s.
+IN_FLIGHT_WAIT = 20.0
+
+# The first attempts running in this process, by record key. Each runs in its own task,
+# shielded from its caller: a client that disconnects (its request task cancelled) does
+# not cut the write short, so the answer is kept for the retry.
+_running: dict[str, asyncio.Task[Answer]] = {}
 
 
 class IdempotencyKeyReused(HttpError):
@@ -142,8 +152,11 @@ async def run_once(
     """Run the request once per (principal, key): `(answer, replayed)`.
 
     A repeat with the same fingerprint gets the recorded answer (`replayed` True) and runs
-    nothing; one with another fingerprint gets `IdempotencyKeyReused`; one while the first
-    still runs gets `IdempotencyKeyInUse`. With `shape` (a follow-up: how its `Accepted`
+    nothing; one with another fingerprint gets `IdempotencyKeyReused`. The first attempt
+    runs shielded from its caller's cancellation (a client that disconnects), so it ends
+    and keeps its answer. A retry while it still runs in this process waits for it (up to
+    `IN_FLIGHT_WAIT`) and replays its answer; one while it runs elsewhere, or for longer,
+    gets `IdempotencyKeyInUse`. With `shape` (a follow-up: how its `Accepted`
     is answered), the answer is kept before the token rotates (`engine.prepared_answer`),
     so a crash in between still leaves it for the retry."""
     stored = record_key(principal_id, validate_header_key(key))
@@ -152,9 +165,15 @@ async def run_once(
     for _ in range(3):
         if await store.claim(stored, IN_FLIGHT_TTL):
             if shape is not None:
-                first = _prepared_run(store, stored, request_fingerprint, secret, run, shape)
-                return await _run_first(store, stored, request_fingerprint, secret, first), False
-            return await _run_first(store, stored, request_fingerprint, secret, run), False
+                run = _prepared_run(store, stored, request_fingerprint, secret, run, shape)
+            attempt = _shielded(stored, _run_first(store, stored, request_fingerprint, secret, run))
+            return await asyncio.shield(attempt), False
+        running = _running.get(stored)
+        if running is not None:
+            # The first attempt runs here (its caller may be gone): wait for its answer.
+            await asyncio.wait({running}, timeout=IN_FLIGHT_WAIT)
+            if not running.done():
+                raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
         claim = await store.get_claim(stored)
         if claim is None:
             continue  # it lapsed or was released between the two reads: claim again
@@ -165,6 +184,27 @@ async def run_once(
             claim = kept
         return _replay(claim, request_fingerprint, secret), True
     raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+
+
+def _shielded(stored: str, first: Awaitable[Answer]) -> asyncio.Task[Answer]:
+    """`first` as a task of its own, listed in `_running` until it ends."""
+    task: asyncio.Task[Answer] = asyncio.ensure_future(first)
+    _running[stored] = task
+
+    def ended(done: asyncio.Task[Answer]) -> None:
+        if _running.get(stored) is done:
+            del _running[stored]
+        if not done.cancelled():
+            done.exception()  # its caller may be gone: the outcome is in the record
+
+    task.add_done_callback(ended)
+    return task
+
+
+async def settle_running() -> None:
+    """Wait for the first attempts still running in this process (a host closing)."""
+    while _running:
+        await asyncio.wait(set(_running.values()))
 
 
 def _prepared_run(
