@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -63,3 +64,41 @@ def cutting_proxy() -> Iterator[Callable[[int], CuttingProxy]]:
     yield factory
     for proxy in started:
         proxy.stop()
+
+
+class HangUpProxy(TcpForwarder):
+    """While `hanging_up` is set, forwards each request whole, then closes both connections
+    before any answer: the client gave up mid-request, and the server sees it disconnect.
+    `hung_up` is set once it did. Otherwise it forwards both ways; `forwarded` is set once
+    a request went through."""
+
+    def __init__(self, target_port: int) -> None:
+        super().__init__(target_port)
+        self.hanging_up = True
+        self.hung_up = threading.Event()
+        self.forwarded = threading.Event()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self.hanging_up:
+            self.forwarded.set()
+            await super()._pipe(reader, writer)
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            writer.close()
+            return
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value.strip())
+            body = await reader.readexactly(length)
+            up_writer.write(head + body)
+            await up_writer.drain()
+        for w in (writer, up_writer):
+            with contextlib.suppress(OSError):
+                w.close()
+        self.hung_up.set()

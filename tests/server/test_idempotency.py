@@ -8,13 +8,14 @@ and drops the response, as a dropped connection, a client timeout or a gateway l
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.fixtures.http_server import SLUG, Served
-from tests.server.cutting_proxy import CuttingProxy
+from tests.server.cutting_proxy import CuttingProxy, HangUpProxy
 from tests.server.helpers import dump, of_type, read_stream, start_session, turn_ends
 
 pytestmark = pytest.mark.slow(reason="sends writes through a proxy to a served agent")
@@ -180,3 +181,42 @@ def test_a_lost_stop_is_answered_again(shared_server: Served, proxy: CuttingProx
         assert retried.headers["idempotent-replayed"] == "true"
         assert retried.json()["stopped"] is True
         read_stream(client, url, sid, until=turn_ends())
+
+
+def test_a_write_whose_client_hung_up_mid_request_is_answered_once(
+    shared_server: Served,
+) -> None:
+    # The client sends a keyed write and hangs up before any answer, while the write still
+    # runs (a direct call of the slow job in a session, held by its gate). The retry with
+    # the same key, sent while the first attempt still runs, gets that attempt's answer.
+    url = shared_server.url
+    hang_up = HangUpProxy(shared_server.port)
+    hang_up.start()
+    try:
+        with httpx.Client(timeout=30) as client:
+            started = start_session(client, url, "weather in Porto")
+            sid = started["sessionId"]
+            read_stream(client, url, sid, until=turn_ends())
+            headers = key()
+            body = {"input": {"label": "once"}, "sessionId": sid}
+            path = f"{proxied(hang_up)}/v1/tools/slow_job"
+            lost(client, path, body, headers)
+            assert hang_up.hung_up.is_set()
+            hang_up.hanging_up = False
+            with ThreadPoolExecutor(1) as pool:
+                retry = pool.submit(client.post, path, json=body, headers=headers)
+                assert hang_up.forwarded.wait(10)
+                shared_server.open_gate(sid)
+                retried = retry.result(30)
+            assert retried.status_code == 200, retried.text
+            assert retried.headers["idempotent-replayed"] == "true"
+            assert retried.json()["result"] == {"done": "once"}
+            # One direct call on the session's stream (the weather turn's call aside).
+            direct = [
+                e
+                for e in dump(client, url, sid)
+                if e["type"] == "action.result" and not e.get("turnId")
+            ]
+            assert [e["data"]["callId"] for e in direct] == [retried.json()["callId"]]
+    finally:
+        hang_up.stop()
