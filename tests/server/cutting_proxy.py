@@ -84,7 +84,7 @@ class HangUpProxy(TcpForwarder):
             await super()._pipe(reader, writer)
             return
         try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+            _up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
             writer.close()
             return

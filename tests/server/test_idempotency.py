@@ -8,8 +8,8 @@ and drops the response, as a dropped connection, a client timeout or a gateway l
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
