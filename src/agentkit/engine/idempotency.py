@@ -54,7 +54,6 @@ __all__ = [
     "InvalidIdempotencyKey",
     "fingerprint",
     "run_once",
-    "settle_running",
     "validate_header_key",
 ]
 
@@ -199,12 +198,6 @@ def _shielded(stored: str, first: Awaitable[Answer]) -> asyncio.Task[Answer]:
 
     task.add_done_callback(ended)
     return task
-
-
-async def settle_running() -> None:
-    """Wait for the first attempts still running in this process (a host closing)."""
-    while _running:
-        await asyncio.wait(set(_running.values()))
 
 
 def _prepared_run(
