@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agentkit.events import Event
 from agentkit.engine.tails import Subscription
+from agentkit.events import Event
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
 from agentkit.store.base import Page

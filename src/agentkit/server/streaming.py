@@ -3,10 +3,10 @@
 Each stream is a follower of its session's shared tail (`engine.tails`: one reader of
 the store per followed session, woken by appends), which gives it the events from its own
 next index, so it never emits an index twice or skips one, and a client resumes by passing
-the last index it saw plus one. It ends when the client leaves (Starlette cancels the generator), when the
-optional window runs out (Lambda), when the server shuts down, after a task session's
-final event (nothing can follow it), or, with `once` (a host that buffers each response
-until it ends, as Lambda does), after the first events it sends.
+the last index it saw plus one. It ends when the client leaves (Starlette cancels the
+generator), when the optional window runs out (Lambda), when the server shuts down, after
+a task session's final event (nothing can follow it), or, with `once` (a host that
+buffers each response until it ends, as Lambda does), after the first events it sends.
 """
 
 from __future__ import annotations
