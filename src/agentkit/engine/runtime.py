@@ -28,6 +28,7 @@ from agentkit.engine.recovery import recover_all
 from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
+from agentkit.engine.tails import SessionTails, Subscription
 from agentkit.engine.tools.reconcile import Reconciler
 from agentkit.engine.tools.workspace import default_state_root, seed, write_files
 from agentkit.engine.turn.recorder import Recorder
@@ -80,6 +81,8 @@ class AgentRuntime:
         self.host = host_services or HostServices()
         self._model_resolver = model_resolver
         self.reads = SessionReads(store)  # ownership checks and reads on a caller's behalf
+        # One shared reader per followed session, whatever its number of stream followers.
+        self.tails = SessionTails(store)
         # A store with folders of its own keeps the workspaces; others get one from us.
         self._folders = store if isinstance(store, SessionFolders) else None
         self.state_root = state_root or default_state_root(self._folders)
@@ -259,6 +262,12 @@ class AgentRuntime:
         self, session_id: str, *, principal: Principal, start: int, timeout: float
     ) -> list[Event]:
         return await self.reads.follow(session_id, principal, start, timeout)
+
+    async def subscribe_events(
+        self, session_id: str, *, principal: Principal, start: int
+    ) -> Subscription:
+        await self.reads.owned(session_id, principal)
+        return self.tails.subscribe(session_id, start)
 
     # ---- approvals and direct tool calls -------------------------------------------
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from agentkit.engine.tails import Subscription
 from agentkit.events import Event
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
@@ -160,6 +161,13 @@ class AgentService(Protocol):
         self, session_id: str, *, principal: Principal, start: int, timeout: float
     ) -> list[Event]:
         """Events from `start`, waiting up to `timeout` seconds for the first one."""
+        ...
+
+    async def subscribe_events(
+        self, session_id: str, *, principal: Principal, start: int
+    ) -> Subscription:
+        """A live follower of the session's events from `start` (close it when done):
+        every follower of one session shares one reader of the store."""
         ...
 
     async def approvals(

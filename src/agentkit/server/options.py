@@ -44,7 +44,8 @@ class ServerOptions:
     # Longest a single stream request follows live, in seconds (None: until the client
     # leaves). Lambda hosts set it so a response ends inside the invocation's time limit.
     max_stream_window: float | None = None
-    # How long one `follow_events` call may wait before the stream loop checks again.
+    # Unused by the streams since they share one tail per session (`engine.tails`), whose
+    # followers wait for appends with no timer; kept so existing callers still build.
     stream_poll: float = 15.0
     # A host that buffers each response until it ends (Lambda through Mangum) shows the
     # client nothing before then: it ends a stream response with its first events (a long

@@ -1,17 +1,17 @@
 """NDJSON streaming of a session's events: replay from `startIndex`, then follow live.
 
-The loop asks the service for events at `next_index` with a bounded wait, so it never
-emits an index twice or skips one, and a client resumes by passing the last index it saw
-plus one. It ends when the client leaves (Starlette cancels the generator), when the
-optional window runs out (Lambda), when the server shuts down, after a task session's
-final event (nothing can follow it), or, with `once` (a host that buffers each response
-until it ends, as Lambda does), after the first events it sends.
+Each stream is a follower of its session's shared tail (`engine.tails`: one reader of
+the store per followed session, woken by appends), which gives it the events from its own
+next index, so it never emits an index twice or skips one, and a client resumes by passing
+the last index it saw plus one. It ends when the client leaves (Starlette cancels the
+generator), when the optional window runs out (Lambda), when the server shuts down, after
+a task session's final event (nothing can follow it), or, with `once` (a host that
+buffers each response until it ends, as Lambda does), after the first events it sends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 from agentkit.engine.service import AgentService
@@ -34,87 +34,33 @@ async def follow_stream(
     principal: Principal,
     start: int,
     window: float | None,
-    poll: float,
+    poll: float | None = None,
     shutdown: asyncio.Event,
     once: bool = False,
 ) -> AsyncIterator[bytes]:
+    """`poll`: unused (kept for callers); the follower waits on its session's shared tail,
+    which appends wake, with no timer of its own but the window's."""
     loop = asyncio.get_running_loop()
     deadline = None if window is None else loop.time() + window
-    next_index = start
-    follower = _Follower(service, session_id, principal, shutdown)
+    try:
+        sub = await service.subscribe_events(session_id, principal=principal, start=start)
+    except AgentkitError:
+        return  # deleted between the route's check and here
+    # A server shutdown ends the stream: it wakes the follower's wait.
+    watcher = asyncio.ensure_future(shutdown.wait())
+    watcher.add_done_callback(lambda _: sub.interrupt())
     try:
         while not shutdown.is_set():
-            wait = poll if deadline is None else min(poll, deadline - loop.time())
-            if wait <= 0:
+            wait = None if deadline is None else deadline - loop.time()
+            if wait is not None and wait <= 0:
                 return
-            events = await follower.next(next_index, wait)
-            if events is None:
-                return
-            fresh = [e for e in events if e.index >= next_index]
-            if fresh:
-                next_index = fresh[-1].index + 1
-                yield ndjson_lines(fresh)
-                if once or any(e.type in _FINAL for e in fresh):
+            batch = await sub.next(wait)
+            if batch is None:
+                return  # the session is gone
+            if batch.events:
+                yield batch.data
+                if once or any(e.type in _FINAL for e in batch.events):
                     return
     finally:
-        await follower.close()
-
-
-class _Follower:
-    """Bounded waits for a session's next events that a server shutdown cuts short.
-
-    Each wait runs as a task the stream awaits directly, and one watcher per stream cancels
-    it on shutdown: an event is then one loop iteration from its append to the stream (the
-    store wakes the wait), where racing the wait against the shutdown with `asyncio.wait`
-    on every call cost two more, during which the turn that appended it runs on.
-    """
-
-    def __init__(
-        self,
-        service: AgentService,
-        session_id: str,
-        principal: Principal,
-        shutdown: asyncio.Event,
-    ) -> None:
-        self.service = service
-        self.session_id = session_id
-        self.principal = principal
-        self.shutdown = shutdown
-        self.current: asyncio.Future[list[Event]] | None = None
-        self.watcher = asyncio.ensure_future(shutdown.wait())
-        self.watcher.add_done_callback(self._stop)
-
-    def _stop(self, _: object) -> None:
-        if self.current is not None:
-            self.current.cancel()
-
-    async def next(self, start: int, wait: float) -> list[Event] | None:
-        """The next events, or None when the stream should end (shutdown, session gone)."""
-        follow = asyncio.ensure_future(
-            self.service.follow_events(
-                self.session_id, principal=self.principal, start=start, timeout=wait
-            )
-        )
-        self.current = follow
-        try:
-            return await follow
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            ours = current is None or not current.cancelling()  # not the client leaving
-            if ours and follow.cancelled() and self.shutdown.is_set():
-                return None  # the server is shutting down: end the response
-            raise
-        except AgentkitError:
-            # The session was deleted or access changed mid-stream: end the response cleanly.
-            return None
-        finally:
-            self.current = None
-            if not follow.done():
-                follow.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await follow
-
-    async def close(self) -> None:
-        self.watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.watcher
+        sub.close()
+        watcher.cancel()
