@@ -15,3 +15,11 @@ def sleepy(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 def failing(event: dict[str, Any], context: Any) -> dict[str, Any]:
     raise RuntimeError("this function always fails")
+
+
+def stuck(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Writes its request id to the file `event["log"]` names, then hangs until killed."""
+    with open(event["log"], "a", encoding="utf-8") as log:
+        log.write(context.aws_request_id + "\n")
+    time.sleep(60)
+    return {}

@@ -3,10 +3,10 @@ fixed set of seeds: sessions settle with gap-free indexes, no tool side effect r
 hooks see every event at least once, no reminder fires twice. The long version is
 bench/bench_emulated_chaos.py.
 
-One promise is known not to hold yet: a reminder whose SchedulerFunction invocation dies
-early (a crash, which `timeout` injects at a random point) can be lost, because the firing's
-claim is held for the function's whole timeout and Lambda's retries arrive before it lapses.
-The test says so (xfail) when that is the only problem found, and fails on anything else.
+The losses earlier runs found have their own fast tests: a cut hook invocation is
+redelivered (tests/emulator/test_stream_delivery.py), and Lambda's retries of a killed
+firing keep its request id, so the reminder's claim is taken over rather than lost
+(tests/emulator/test_functions.py, tests/aws/test_scheduler_crash_retries.py).
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ import pytest
 from tests.emulator.chaos_driver import run_sessions
 from tests.emulator.helpers import emulated, stand_in, write_agent
 
-# Out of the default run until the losses it finds are fixed: under chaos a hook can miss
-# events and a reminder can be lost, and whether a given run meets them depends on timing.
-# Run it with `pytest -m bench tests/emulator/test_chaos.py`.
-pytestmark = [pytest.mark.timeout(420), pytest.mark.bench]
+# In the default run: the faults come from the seed, and every wait is on the server's own
+# answers (settled sessions, the stand-in's counts, the hooks' log), never a fixed sleep.
+pytestmark = pytest.mark.timeout(180)
 
 SEEDS = (7,)
-SESSIONS = 4
-LOST_REMINDER = "never fired"
+SESSIONS = 2
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -39,7 +37,4 @@ def test_promises_hold_under_chaos(tmp_path: Path, seed: int) -> None:
     # The faults were really injected, each logged with its seed.
     assert chaos
     assert all(f"seed={seed}" in line for line in chaos)
-    problems = outcome.problems()
-    if problems and all(LOST_REMINDER in p for p in problems):
-        pytest.xfail(f"a crashed reminder firing is lost (claim outlives the retries): {problems}")
-    assert problems == [], outcome
+    assert outcome.problems() == [], outcome

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,24 @@ async def test_an_async_invoke_is_retried_twice_then_kept_as_a_dead_letter() -> 
         assert record["responsePayload"]["errorType"] == "RuntimeError"
     finally:
         await functions.aclose()
+
+
+async def test_retries_of_an_invocation_killed_by_chaos_keep_its_request_id(
+    tmp_path: Path,
+) -> None:
+    # SchedulerFunction's claim lets Lambda's retry of an attempt that died take the firing
+    # over by its request id; with a new id per retry a killed reminder firing was lost.
+    functions = pool("stuck", timeout=10.0, name="SchedulerFunction")
+    chaos = Chaos(ChaosSpec(timeout=1.0, seed=7))  # every invocation is killed part-way
+    lambdas = LambdaService({"SchedulerFunction": functions}, chaos, retry_delays=(0, 0))
+    log = tmp_path / "requests.log"
+    try:
+        lambdas.invoke_async("SchedulerFunction", {"log": str(log)})
+        lambdas.invoke_async("SchedulerFunction", {"log": str(log)})  # another event
+        await lambdas.drain()
+    finally:
+        await functions.aclose()
+    ids = log.read_text(encoding="utf-8").split()
+    assert chaos.counts["timeout"] == 6  # both events: the attempt and two retries, each cut
+    assert len(ids) == 6
+    assert sorted(ids.count(i) for i in set(ids)) == [3, 3]  # one id per event, kept

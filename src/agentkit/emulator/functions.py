@@ -98,15 +98,18 @@ class Worker:
             await self.kill()
             raise WorkerDied(f"{self.shape.name} did not start")
 
-    async def invoke(self, event: Any, *, kill_after: float | None = None) -> InvokeResult:
+    async def invoke(
+        self, event: Any, *, kill_after: float | None = None, request_id: str | None = None
+    ) -> InvokeResult:
         """Run one invocation; the function's timeout (or `kill_after`, a chaos fault)
-        kills the process."""
+        kills the process. `request_id` is the context's `aws_request_id` (a new one if not
+        given; Lambda's retries of one asynchronous event keep theirs)."""
         assert self._reader is not None
         started = time.monotonic()
         request = {
             "event": event,
             "deadline": time.time() + self.shape.timeout,
-            "requestId": str(uuid.uuid4()),
+            "requestId": request_id or str(uuid.uuid4()),
         }
         data = json.dumps(request).encode("utf-8") + b"\n"
         limit = self.shape.timeout if kill_after is None else min(kill_after, self.shape.timeout)
@@ -202,7 +205,9 @@ class FunctionPool:
         await worker.start()
         return worker
 
-    async def invoke(self, event: Any, *, kill_after: float | None = None) -> InvokeResult:
+    async def invoke(
+        self, event: Any, *, kill_after: float | None = None, request_id: str | None = None
+    ) -> InvokeResult:
         async with self._slots:
             self.invocations += 1
             worker = None
@@ -214,7 +219,7 @@ class FunctionPool:
                     worker = await self._spawn()
             except WorkerDied as exc:
                 return InvokeResult(False, None, "Runtime.InitError", str(exc))
-            result = await worker.invoke(event, kill_after=kill_after)
+            result = await worker.invoke(event, kill_after=kill_after, request_id=request_id)
             if worker.alive:
                 self._idle.append(worker)
             else:

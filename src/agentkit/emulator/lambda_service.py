@@ -48,12 +48,16 @@ class LambdaService:
         name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
         return self.names.get(name) or (name if name in self.pools else None)
 
-    async def invoke(self, function: str, event: Any, *, chaos: bool = True) -> InvokeResult:
+    async def invoke(
+        self, function: str, event: Any, *, chaos: bool = True, request_id: str | None = None
+    ) -> InvokeResult:
         """One synchronous invocation (a `timeout` fault may kill it)."""
         kill_after = None
         if chaos and function in TIMEOUT_TARGETS and self.chaos.roll("timeout", function):
             kill_after = self.chaos.uniform(0.05, 2.0)
-        result = await self.pools[function].invoke(event, kill_after=kill_after)
+        result = await self.pools[function].invoke(
+            event, kill_after=kill_after, request_id=request_id
+        )
         if not result.ok:
             log.warning("%s failed: %s %s", function, result.error_type, result.error_message[:300])
         return result
@@ -74,11 +78,14 @@ class LambdaService:
         pool = self.pools[function]
         attempts = 1 + pool.shape.max_retries
         result: InvokeResult | None = None
+        # Lambda's retries of one event keep its request id: SchedulerFunction's claim lets
+        # the retry of an attempt that died take the firing over by it.
+        request_id = str(uuid.uuid4())
         for attempt in range(attempts):
             if time.time() - enqueued > pool.shape.max_event_age:
                 condition = "EventAgeExceeded"
                 break
-            result = await self.invoke(function, event)
+            result = await self.invoke(function, event, request_id=request_id)
             if result.ok:
                 return
             if attempt + 1 < attempts:

@@ -7,6 +7,11 @@ is delivered again from the first failed record. A function error (or timeout) r
 batch, halving it first when `BisectBatchOnFunctionError` is on, up to the mapping's
 `MaximumRetryAttempts`; what still fails is kept in `dead_letters` (the hooks' failure
 queue). Records of one shard are delivered in order, one batch at a time.
+
+Delivery is at least once: a record read from the stream stays in the poller's backlog until
+its batch has been delivered (or kept as a dead letter), so an invocation that raises, is cut
+or is cancelled halfway is delivered again on the next poll instead of being skipped by the
+shard position that has already moved past it.
 """
 
 from __future__ import annotations
@@ -88,9 +93,10 @@ class StreamPoller(BackgroundLoop):
     async def _run(self) -> None:
         arn = await asyncio.to_thread(self._stream_arn)
         positions: dict[str, str | None] = {}  # shard -> last sequence number read
+        backlog: list[dict[str, Any]] = []  # read and not yet delivered: kept on a failure
         while True:
             try:
-                await self._poll_once(arn, positions)
+                await self._poll_once(arn, positions, backlog)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -125,23 +131,31 @@ class StreamPoller(BackgroundLoop):
             records += [r for r in got if matches(self._filter, r)]
         return records
 
-    async def _poll_once(self, arn: str, positions: dict[str, str | None]) -> None:
-        pending = await asyncio.to_thread(self._read, arn, positions)
-        if not pending:
+    async def _poll_once(
+        self, arn: str, positions: dict[str, str | None], backlog: list[dict[str, Any]]
+    ) -> None:
+        """Deliver the backlog and what the stream has after it. A record leaves `backlog`
+        only once its batch is delivered, so a poll that fails part-way redelivers it."""
+        if not backlog:
+            backlog += await asyncio.to_thread(self._read, arn, positions)
+        if not backlog:
             self.idle.set()
             await asyncio.sleep(self._poll)
             return
         self.idle.clear()
         loop = asyncio.get_running_loop()
         window_ends = loop.time() + self._mapping.batching_window
-        # The batching window: gather more records until it closes or the batch is full.
-        while len(pending) < self._mapping.batch_size and loop.time() < window_ends:
-            await asyncio.sleep(min(self._poll, max(0.0, window_ends - loop.time())))
-            pending += await asyncio.to_thread(self._read, arn, positions)
-        records = [lambda_record(r, arn, self._region) for r in pending]
         size = self._mapping.batch_size
-        for start in range(0, len(records), size):
-            await self._deliver(records[start : start + size], self._mapping.max_retries)
+        # The batching window: gather more records until it closes or the batch is full.
+        while len(backlog) < size and loop.time() < window_ends:
+            await asyncio.sleep(min(self._poll, max(0.0, window_ends - loop.time())))
+            backlog += await asyncio.to_thread(self._read, arn, positions)
+        while backlog:
+            batch = backlog[:size]
+            await self._deliver(
+                [lambda_record(r, arn, self._region) for r in batch], self._mapping.max_retries
+            )
+            del backlog[: len(batch)]
 
     @property
     def _filter(self) -> dict[str, Any]:
