@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from agentkit.project.bundle import AgentBundle
-from agentkit.project.manifest import Diagnostic, Manifest
+if TYPE_CHECKING:  # the project stack is imported by the commands that use it
+    from agentkit.project.manifest import Diagnostic, Manifest
 
 
 def add_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +41,8 @@ def project_dir(args: argparse.Namespace) -> Path | None:
 def discover_manifest(args: argparse.Namespace) -> Manifest | None:
     """The manifest of the agent in `--dir`, or None (with a message on stderr) when the
     folder does not exist. Problems in the agent itself are diagnostics in the manifest."""
+    from agentkit.project.bundle import AgentBundle
+
     root = project_dir(args)
     return None if root is None else AgentBundle.discover(root).manifest
 

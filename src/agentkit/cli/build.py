@@ -11,7 +11,6 @@ from typing import Any
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.cli._style import say
 from agentkit.errors import ProjectError
-from agentkit.project.build import build_project
 
 EXAMPLES = """\
 agentkit build --dir . --out build
@@ -53,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     if root is None:
         return 2
     try:
+        from agentkit.project.build import build_project
+
         result = build_project(root, args.out)
     except ProjectError as exc:
         print(f"agentkit build: {str(exc).splitlines()[0]}", file=sys.stderr)

@@ -12,16 +12,15 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agentkit.authoring.evals import Trials
 from agentkit.cli import _style
 from agentkit.cli._eval_export import add_export
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
-from agentkit.evals.baseline import compare, load_baseline, save_baseline
-from agentkit.evals.junit import write_junit
-from agentkit.evals.runner import CaseResult, EvalRunner, EvalSetupError, RunResult, select
-from agentkit.project.bundle import AgentBundle
+
+if TYPE_CHECKING:  # the evals stack is imported when the command runs, not at CLI start
+    from agentkit.authoring.evals import Trials
+    from agentkit.evals.runner import CaseResult, RunResult
 
 EXAMPLES = """\
 agentkit eval --dir .
@@ -93,6 +92,11 @@ def _trials(raw: str | None) -> Trials | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agentkit.evals.baseline import save_baseline
+    from agentkit.evals.junit import write_junit
+    from agentkit.evals.runner import EvalRunner, EvalSetupError, select
+    from agentkit.project.bundle import AgentBundle
+
     root = project_dir(args)
     if root is None:
         return 2
@@ -144,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_comparison(result: RunResult, path: Path) -> bool:
+    from agentkit.evals.baseline import compare, load_baseline
+
     try:
         baseline = load_baseline(path)
     except (OSError, ValueError) as exc:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentkit.cli._shared import add_dir_argument, discover_manifest, print_diagnostics, summary
 from agentkit.cli._style import fancy, print_table, say
-from agentkit.project.manifest import Manifest
+
+if TYPE_CHECKING:  # the project stack is imported when the command runs
+    from agentkit.project.manifest import Manifest
 
 EXAMPLES = """\
 agentkit info --dir .

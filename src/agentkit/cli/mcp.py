@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
-from agentkit.project.bundle import AgentBundle
+
+if TYPE_CHECKING:  # the project stack is imported when the command runs
+    from agentkit.project.bundle import AgentBundle
 
 EXAMPLES = """\
 agentkit mcp lock --dir .     # pin each connection's tools in agent/mcp.lock
@@ -42,6 +44,7 @@ def register(subparsers: Any) -> None:
 
 def run_lock(args: argparse.Namespace) -> int:
     from agentkit.mcp.pinning import list_all, snapshot
+    from agentkit.project.bundle import AgentBundle
     from agentkit.project.mcp_lock import write_lock
 
     root = project_dir(args)
@@ -62,6 +65,8 @@ def run_lock(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from agentkit.project.bundle import AgentBundle
+
     root = project_dir(args)
     if root is None:
         return 2

@@ -12,12 +12,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.cli._shared import add_dir_argument, print_diagnostics, project_dir
 from agentkit.errors import ModelError
-from agentkit.models.base import Model
-from agentkit.project.bundle import AgentBundle
+
+if TYPE_CHECKING:  # the project stack is imported when the command runs, not at CLI start
+    from agentkit.models.base import Model
+    from agentkit.project.bundle import AgentBundle
 
 EXAMPLES = """\
 agentkit replay --events session.ndjson --dir .
@@ -55,6 +57,8 @@ def register(subparsers: Any) -> None:
 
 def load_bundle(args: argparse.Namespace) -> AgentBundle | None:
     """The bundle in --dir, or None (with the reason on stderr)."""
+    from agentkit.project.bundle import AgentBundle
+
     root = project_dir(args)
     if root is None:
         return None

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkit.cli._shared import (
     add_dir_argument,
@@ -16,14 +16,10 @@ from agentkit.cli._shared import (
 )
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
-from agentkit.engine.dispatch import LocalDispatcher
-from agentkit.engine.folds.trajectory import dumps, trajectory
-from agentkit.engine.runtime import AgentRuntime
-from agentkit.models import agent_model_id, resolve_model
-from agentkit.models.base import Model
-from agentkit.project.bundle import AgentBundle
-from agentkit.sessions import Principal
-from agentkit.store.files import FileStore
+
+if TYPE_CHECKING:  # the engine stack is imported when the command runs, not at CLI start
+    from agentkit.models.base import Model
+    from agentkit.project.bundle import AgentBundle
 
 EXIT_FAILED = 1
 EXIT_APPROVAL = 3
@@ -62,6 +58,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agentkit.project.bundle import AgentBundle
+
     root = project_dir(args)
     if root is None:
         return 2
@@ -76,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
 async def _run(
     bundle: AgentBundle, root: Path, message: str, model_id: str | None, as_json: bool = False
 ) -> int:
+    from agentkit.engine.dispatch import LocalDispatcher
+    from agentkit.engine.folds.trajectory import dumps, trajectory
+    from agentkit.engine.runtime import AgentRuntime
+    from agentkit.models import agent_model_id, resolve_model
+    from agentkit.sessions import Principal
+    from agentkit.store.files import FileStore
+
     state = root / ".agentkit"
     store = FileStore(state)
     # --model, then AGENTKIT_MODEL, then agent/agent.py (the runtime applies the last two).

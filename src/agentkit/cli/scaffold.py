@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentkit.aws.project_files import project_files
 from agentkit.errors import ProjectError
-from agentkit.project.validation import slug_problem
 from agentkit.version import __version__
 
 _INSTRUCTIONS = """# {name}
@@ -78,6 +76,9 @@ def scaffold(target: Path, name: str | None = None) -> list[str]:
 
     Refuses when `target/agent` already exists so nothing is overwritten.
     """
+    from agentkit.aws.project_files import project_files
+    from agentkit.project.validation import slug_problem
+
     target = Path(target)
     slug = target.resolve().name
     problem = slug_problem(slug)

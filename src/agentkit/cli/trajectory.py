@@ -10,10 +10,7 @@ from typing import Any
 from agentkit.cli._shared import add_json_argument
 from agentkit.cli._style import fancy
 from agentkit.cli._views import print_trajectory
-from agentkit.engine.folds.trajectory import dumps, read_events_file, trajectory
 from agentkit.errors import StoreError
-from agentkit.store._fileblobs import blobs_beside
-from agentkit.store.large_events import restore_sync
 
 EXAMPLES = """\
 agentkit trajectory --events .agentkit/traces/ses_....ndjson
@@ -37,6 +34,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from agentkit.engine.folds.trajectory import dumps, read_events_file, trajectory
+    from agentkit.store._fileblobs import blobs_beside
+    from agentkit.store.large_events import restore_sync
+
     path: Path = args.events
     try:
         # A session's own events.ndjson names its large payloads' blobs: read them back.
