@@ -34,7 +34,7 @@ from typing import Protocol
 
 from starlette.requests import Request
 
-from agentkit.errors import Unauthorized
+from agentkit.errors import BadRequest, Unauthorized
 from agentkit.server.local_origin import check_local_request, is_local_request
 from agentkit.sessions import Principal
 
@@ -180,7 +180,13 @@ def allow_all() -> AllowAll:
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization")
+    """The bearer token a request presents, or None. More than one `Authorization` header
+    is refused (400): a proxy in front may judge a different one than this server does,
+    so which credentials the request carries would depend on who reads it."""
+    headers = request.headers.getlist("authorization")
+    if len(headers) > 1:
+        raise BadRequest("more than one Authorization header", code="bad_request")
+    header = headers[0] if headers else None
     if not header:
         return None
     scheme, _, value = header.partition(" ")
