@@ -3,15 +3,19 @@ context is a session, a task a turn, a parked approval `input-required`, a cance
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, A2AClientError, Client, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
     Message,
     Part,
     Role,
@@ -24,6 +28,8 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Value
 
 from tests.fixtures.http_server import Served
+from tests.protocols.conftest import ALICE, BOB
+from tests.protocols.test_keyed_threads import BUDGETED, serve
 from tests.server.helpers import dump
 
 pytestmark = pytest.mark.slow(reason="drives a served agent with the official A2A client")
@@ -54,10 +60,14 @@ def message(
 
 @asynccontextmanager
 async def a2a_client(
-    url: str, *, streaming: bool, headers: dict[str, str] | None = None
+    url: str, *, streaming: bool, headers: dict[str, str] | None = None, version: str = "1.0"
 ) -> AsyncIterator[Client]:
+    """The SDK's client for the agent at `url`, speaking the card's `version` interface."""
     async with httpx.AsyncClient(timeout=60, headers=headers) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
+        interfaces = [i for i in card.supported_interfaces if i.protocol_version == version]
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(interfaces)
         client = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming)).create(card)
         try:
             yield client
@@ -140,3 +150,198 @@ async def test_a_streamed_reply_ends_with_the_recorded_text(shared_server: Serve
     assert data_parts(responses, "toolResult")[0]["result"] == {"city": "Paris", "tempC": 21}
     recorded = recorded_texts(shared_server, session_of(first.task))
     assert list(streamed_artifacts(responses).values()) == recorded and recorded
+
+
+async def test_get_task_reads_the_task_back(shared_server: Served) -> None:
+    async with a2a_client(shared_server.url, streaming=True) as client:
+        responses = await collect(client, message("what is the weather in Paris"))
+        task_id = responses[0].task.id
+        task = await client.get_task(GetTaskRequest(id=task_id))
+        short = await client.get_task(GetTaskRequest(id=task_id, history_length=0))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert task.context_id == responses[0].task.context_id
+    assert texts(task) == list(streamed_artifacts(responses).values())
+    assert [m.parts[0].text for m in task.history] == ["what is the weather in Paris"]
+    assert not short.history
+
+
+async def test_cancel_stops_a_running_task(shared_server: Served) -> None:
+    async with (
+        a2a_client(shared_server.url, streaming=True) as client,
+        a2a_client(shared_server.url, streaming=False) as other,
+    ):
+        stream = client.send_message(message("Run the slow job."))
+        seen: list[StreamResponse] = []
+        async for response in stream:  # until the slow job runs (its gate stays shut)
+            seen.append(response)
+            if data_parts([response], "toolCalls"):
+                break
+        task_id = seen[0].task.id
+        canceled = await other.cancel_task(CancelTaskRequest(id=task_id))
+        rest = [r async for r in stream]
+        again = await other.get_task(GetTaskRequest(id=task_id))
+        with pytest.raises(A2AClientError, match="409"):
+            await other.cancel_task(CancelTaskRequest(id=task_id))
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert rest[-1].status_update.status.state == TaskState.TASK_STATE_CANCELED
+    assert again.status.state == TaskState.TASK_STATE_CANCELED
+    with httpx.Client(timeout=30) as http:
+        events = dump(http, shared_server.url, session_of(canceled))
+    (end,) = [e for e in events if e["type"] in ("turn.completed", "turn.failed")]
+    assert (end["type"], end["data"]["error"]) == ("turn.failed", "turn interrupted")
+    results = [e["data"] for e in events if e["type"] == "action.result"]
+    assert all(r["isError"] for r in results)  # the job never finished
+
+
+async def test_a_parked_approval_is_input_required_and_answered_in_the_task(
+    shared_server: Served,
+) -> None:
+    async with a2a_client(shared_server.url, streaming=True) as client:
+        parked = await collect(client, message("please wipe the notes"))
+        task = parked[0].task
+        assert parked[-1].status_update.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        (approvals,) = data_parts(parked, "approvals")
+        assert [a["toolName"] for a in approvals] == ["wipe_notes"]
+        waiting = await client.get_task(GetTaskRequest(id=task.id))
+        assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        answer = message(context_id=task.context_id, task_id=task.id, decision="approve")
+        resumed = await collect(client, answer)
+    ids = {r.status_update.task_id for r in resumed if r.HasField("status_update")}
+    assert ids == {task.id}
+    assert resumed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert data_parts(resumed, "toolResult")[0]["result"] == {"wiped": "notes"}
+    with httpx.Client(timeout=30) as http:
+        events = dump(http, shared_server.url, session_of(task))
+    decisions = [e["data"]["decision"] for e in events if e["type"] == "action.approval_resolved"]
+    assert decisions == ["approve"]
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_the_v03_client_speaks_the_v03_methods(
+    shared_server: Served, streaming: bool
+) -> None:
+    async with a2a_client(shared_server.url, streaming=streaming, version="0.3") as client:
+        responses = await collect(client, message("what is the weather in Paris"))
+        task_id = responses[0].task.id
+        task = await client.get_task(GetTaskRequest(id=task_id))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert "Paris" in texts(task)[-1]
+    if streaming:
+        assert responses[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+        assert list(streamed_artifacts(responses).values()) == texts(task)
+
+
+def rpc(method: str, params: Any = None, rpc_id: Any = 7) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": method}
+    return body if params is None else {**body, "params": params}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"not json", 400, -32700),
+        (b"[]", 400, -32600),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "GetTask"}', 400, -32600),
+        (rpc("tasks/resubscribe", {"id": "x"}), 404, -32601),
+        ({**rpc("SendMessage"), "jsonrpc": "1.0"}, 400, -32600),
+        (rpc("SendMessage", []), 400, -32602),
+        (rpc("SendMessage", {}), 400, -32602),
+        (
+            rpc("SendMessage", {"message": {"role": "ROLE_AGENT", "parts": [{"text": "x"}]}}),
+            400,
+            -32602,
+        ),
+        (rpc("message/send", {"message": {"role": "user", "parts": []}}), 400, -32602),
+        (rpc("GetTask", {"id": "nope"}), 404, -32001),
+        (rpc("tasks/cancel", {"id": "ses_nope:turn_nope"}), 404, -32001),
+        (rpc("GetTask", {"id": "x:y", "historyLength": -1}), 404, -32001),
+    ],
+)
+def test_bad_input_is_a_json_rpc_error_with_its_status(
+    shared_server: Served, body: Any, status: int, code: int
+) -> None:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    r = httpx.post(
+        f"{shared_server.url}/v1/a2a",
+        content=content,
+        headers={"content-type": "application/json"},
+        timeout=30,
+    )
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    answer = r.json()
+    assert answer["jsonrpc"] == "2.0" and answer["error"]["code"] == code
+    assert answer["error"]["message"]
+    assert answer["id"] == (body.get("id") if isinstance(body, dict) else None)
+
+
+async def test_another_principals_context_and_tasks_are_403(bearer_server: Served) -> None:
+    url = f"{bearer_server.url}/v1/a2a"
+    alice = {"authorization": f"Bearer {ALICE}"}
+    bob = {"authorization": f"Bearer {BOB}"}
+    async with a2a_client(bearer_server.url, streaming=False, headers=alice) as client:
+        (mine,) = await collect(client, message("hello there"))
+    task = mine.task
+    intrusion = {
+        "message": {
+            "role": "ROLE_USER",
+            "messageId": "m",
+            "contextId": task.context_id,
+            "parts": [{"text": "let me in"}],
+        }
+    }
+    async with httpx.AsyncClient(timeout=30) as http:
+        theirs = await http.post(url, json=rpc("SendMessage", intrusion), headers=bob)
+        streamed = await http.post(url, json=rpc("message/stream", intrusion), headers=bob)
+        peek = await http.post(url, json=rpc("GetTask", {"id": task.id}), headers=bob)
+        stop = await http.post(url, json=rpc("tasks/cancel", {"id": task.id}), headers=bob)
+        anonymous = await http.post(url, json=rpc("GetTask", {"id": task.id}))
+        record = await http.get(
+            f"{bearer_server.url}/v1/session/{session_of(task)}/events", headers=alice
+        )
+    for refused in (theirs, streamed, peek, stop):
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["error"]["code"] == -32000
+        assert refused.json()["id"] == 7
+    assert anonymous.status_code == 401
+    assert "let me in" not in record.text
+    # The SDK's client reads an error status as an HTTP error.
+    async with a2a_client(bearer_server.url, streaming=False, headers=bob) as client:
+        with pytest.raises(A2AClientError, match="403"):
+            await client.get_task(GetTaskRequest(id=task.id))
+
+
+async def test_a_later_message_meets_the_daily_limit(tmp_path: Path) -> None:
+    host, client = await serve(tmp_path, BUDGETED)
+    try:
+        send = rpc(
+            "SendMessage",
+            {"message": {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hello"}]}},
+        )
+        first = await client.post("/v1/a2a", json=send)
+        assert first.status_code == 200, first.text
+        task = first.json()["result"]["task"]
+        # A blocking send answers once the turn has ended: its tokens are counted now.
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        send["params"]["message"]["contextId"] = task["contextId"]
+        later = await client.post("/v1/a2a", json=send)
+        fresh = await client.post(
+            "/v1/a2a",
+            json=rpc(
+                "message/send",
+                {
+                    "message": {
+                        "role": "user",
+                        "messageId": "m2",
+                        "parts": [{"kind": "text", "text": "hi"}],
+                    }
+                },
+            ),
+        )
+    finally:
+        await client.aclose()
+        await host.aclose()
+    for refused in (later, fresh):
+        assert refused.status_code == 429, refused.text
+        assert int(refused.headers["retry-after"]) >= 1
+        assert "daily" in refused.json()["error"]["message"].lower()
