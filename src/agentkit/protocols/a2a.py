@@ -170,7 +170,10 @@ class A2aTask:
             self.approvals.append({k: d.get(k) for k in ("callId", "toolName", "arguments")})
             return []
         if t == EventType.STEP_COMPLETED and self.approvals and self.state != INPUT_REQUIRED:
-            parts: list[Obj] = [{"text": APPROVAL_HINT}, {"data": {"approvals": list(self.approvals)}}]
+            parts: list[Obj] = [
+                {"text": APPROVAL_HINT},
+                {"data": {"approvals": list(self.approvals)}},
+            ]
             return self._update(INPUT_REQUIRED, ev, parts)
         if t == EventType.TURN_COMPLETED:
             self.approvals = []

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ from agentkit.protocols.a2a import (
 )
 from agentkit.server.a2a_card import RPC_PATH
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.protocol_stream import send_to_thread, session_events, turn_start
+from agentkit.server.protocol_stream import send_to_thread, translated, turn_start
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.session_routes import Caller
 from agentkit.sessions import Principal
@@ -306,28 +307,18 @@ async def _prime(route: Route, task: A2aTask, start: int) -> int:
     return task.quiet_through + 1
 
 
-async def _live(route: Route, task: A2aTask, start: int) -> AsyncIterator[list[Obj]]:
+async def _live(route: Route, task: A2aTask, start: int) -> AsyncGenerator[list[Obj], None]:
     """The stream responses of the turn's next events, until it ends or parks (or the
     client leaves, or the server's stream window ends)."""
     if task.ended:
         return
-    events = session_events(
-        route.request,
-        route.service,
-        route.options,
-        task.session_id,
-        principal=route.caller,
-        start=start,
+    r = route
+    out = translated(
+        r.request, r.service, r.options, task.session_id, task, principal=r.caller, start=start
     )
-    try:
-        async for event in events:
-            out = task.feed(event)
-            if out:
-                yield out
-            if task.done:
-                return
-    finally:
-        await events.aclose()  # type: ignore[attr-defined]
+    async with aclosing(out):
+        async for _, responses in out:
+            yield responses
 
 
 def _task_result(call: Call, task: Obj) -> Obj:
@@ -342,8 +333,9 @@ async def send(route: Route, call: Call) -> Response:
     config = call.params.get("configuration")
     config = config if isinstance(config, dict) else {}
     if not (config.get("returnImmediately") is True or config.get("blocking") is False):
-        async for _ in _live(route, task, after):
-            pass
+        async with aclosing(_live(route, task, after)) as updates:
+            async for _ in updates:
+                pass
     snapshot = task.task(_history_length(call.params))
     return _result(call, v03_task(snapshot) if call.version == "0.3" else {"task": snapshot})
 
@@ -359,8 +351,9 @@ async def stream(route: Route, call: Call) -> Response:
 
     async def body() -> AsyncIterator[bytes]:
         yield frame({"task": task.task()})
-        async for out in _live(route, task, after):
-            yield b"".join(frame(r) for r in out)
+        async with aclosing(_live(route, task, after)) as updates:
+            async for out in updates:
+                yield b"".join(frame(r) for r in out)
 
     return StreamingResponse(body(), media_type=SSE, headers=STREAM_HEADERS)
 
@@ -381,8 +374,8 @@ async def cancel(route: Route, call: Call) -> Response:
     after = await _prime(route, task, start)
     grace = float(route.service.manifest.agent.stop_grace) + 10.0
     try:
-        async with asyncio.timeout(grace):
-            async for _ in _live(route, task, after):
+        async with asyncio.timeout(grace), aclosing(_live(route, task, after)) as updates:
+            async for _ in updates:
                 pass
     except TimeoutError:
         pass  # the turn has not recorded its end yet: answer the task as it stands
