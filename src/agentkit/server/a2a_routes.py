@@ -217,9 +217,9 @@ def _call(rpc_id: Any, raw: Obj) -> Call:
 def _incoming(params: Obj) -> Incoming:
     message = params.get("message")
     if not isinstance(message, dict):
-        raise BadRequest("params.message must be a message object", code="invalid_params")
+        raise BadRequest("params.message must be a message object", code="invalid_input")
     if message.get("role") not in ("ROLE_USER", "user"):
-        raise BadRequest("the message's role must be the user's", code="invalid_params")
+        raise BadRequest("the message's role must be the user's", code="invalid_input")
     parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]
     text = "\n".join(str(p["text"]) for p in parts if isinstance(p.get("text"), str))
     decision: Decision | None = None
@@ -237,7 +237,7 @@ def _id_field(message: Obj, key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or len(value) > MAX_ID:
-        raise BadRequest(f"{key} must be 1-{MAX_ID} characters", code="invalid_params")
+        raise BadRequest(f"{key} must be 1-{MAX_ID} characters", code="invalid_input")
     return value
 
 
@@ -269,7 +269,7 @@ async def _plan(route: Route, incoming: Incoming) -> tuple[A2aTask, int]:
     if incoming.task_id is not None:
         return await _answer(route, incoming)
     if not incoming.text.strip():
-        raise BadRequest("the message has no text part", code="invalid_params")
+        raise BadRequest("the message has no text part", code="invalid_input")
     context_id = incoming.context_id or f"ctx-{uuid.uuid4().hex}"
     session_id, turn_id, start = await send_to_thread(
         route.sends, CHANNEL, context_id, incoming.text, principal=route.caller
@@ -281,12 +281,12 @@ async def _answer(route: Route, incoming: Incoming) -> tuple[A2aTask, int]:
     """Decide the approvals an `input-required` task waits for; its turn then goes on."""
     task, start = await _task_of(route, incoming.task_id)
     if incoming.context_id not in (None, task.context_id):
-        raise BadRequest("this task is not of this context", code="invalid_params")
+        raise BadRequest("this task is not of this context", code="invalid_input")
     if task.state != INPUT_REQUIRED:
         raise Conflict("this task is not waiting for input", code="task_not_waiting")
     if incoming.decision is None:
         raise BadRequest(
-            'answer with a data part {"decision": "approve"|"deny"}', code="invalid_params"
+            'answer with a data part {"decision": "approve"|"deny"}', code="invalid_input"
         )
     service, caller = route.service, route.caller
     pending = await service.approvals(task.session_id, principal=caller)
@@ -390,7 +390,7 @@ def _history_length(params: Obj) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRequest("historyLength must be a non-negative integer", code="invalid_params")
+        raise BadRequest("historyLength must be a non-negative integer", code="invalid_input")
     return value
 
 
