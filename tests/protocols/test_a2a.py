@@ -27,7 +27,12 @@ from a2a.types.a2a_pb2 import (
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Value
 
-from tests.fixtures.http_server import Served
+from agentkit.hosts.local import LocalHost, LocalHostOptions
+from agentkit.project.bundle import AgentBundle
+from agentkit.server.app import create_app
+from agentkit.server.options import ServerOptions
+from agentkit.sessions import Principal
+from tests.fixtures.http_server import SLUG, Served, write_agent
 from tests.protocols.conftest import ALICE, BOB
 from tests.protocols.test_keyed_threads import BUDGETED, serve
 from tests.server.helpers import dump
@@ -345,3 +350,61 @@ async def test_a_later_message_meets_the_daily_limit(tmp_path: Path) -> None:
         assert refused.status_code == 429, refused.text
         assert int(refused.headers["retry-after"]) >= 1
         assert "daily" in refused.json()["error"]["message"].lower()
+
+
+def test_the_route_keeps_the_origin_checks_and_the_size_limit(shared_server: Served) -> None:
+    url = f"{shared_server.url}/v1/a2a"
+    send = rpc("SendMessage", {"message": {"role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+    with httpx.Client(timeout=30) as http:
+        foreign = http.post(url, json=send, headers={"origin": "https://evil.example"})
+        form = http.post(url, content=json.dumps(send), headers={"content-type": "text/plain"})
+        huge = http.post(url, json={**send, "pad": "x" * (3 * 1024 * 1024)})
+    assert (foreign.status_code, foreign.json()["error"]) == (403, "cross_origin")
+    assert form.status_code == 415
+    assert huge.status_code == 413
+
+
+async def test_a_buffering_host_answers_the_task_as_it_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a host that buffers responses (Lambda), a blocking send answers once the
+    first events are in; the task is then read back with `GetTask` until it ends."""
+    gates = tmp_path / "gates"
+    monkeypatch.setenv("SLOW_JOB_GATES", str(gates))
+    bundle = AgentBundle.discover(write_agent(tmp_path / SLUG))
+    host = LocalHost(bundle, LocalHostOptions(state_root=tmp_path / "state"))
+    await host.start()
+    app = create_app([host.mount()], ServerOptions(stream_until_first_events=True))
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+    client = httpx.AsyncClient(transport=transport, base_url=f"http://127.0.0.1/{SLUG}")
+    service = host.mount().service
+    try:
+        send = rpc(
+            "SendMessage",
+            {
+                "message": {
+                    "role": "ROLE_USER",
+                    "messageId": "m1",
+                    "parts": [{"text": "Run the slow job."}],
+                }
+            },
+        )
+        first = (await client.post("/v1/a2a", json=send)).json()["result"]["task"]
+        assert first["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+        session_id = first["metadata"]["agentkit"]["sessionId"]
+        gates.mkdir()
+        (gates / session_id).touch()
+        owner = Principal("local")
+        seen = len(await service.read_events(session_id, principal=owner))
+        state = first["status"]["state"]
+        for _ in range(200):  # each round waits for the next events, not for a clock
+            got = await client.post("/v1/a2a", json=rpc("GetTask", {"id": first["id"]}))
+            state = got.json()["result"]["status"]["state"]
+            if state == "TASK_STATE_COMPLETED":
+                break
+            news = await service.follow_events(session_id, principal=owner, start=seen, timeout=5)
+            seen += len(news)
+        assert state == "TASK_STATE_COMPLETED"
+    finally:
+        await client.aclose()
+        await host.aclose()

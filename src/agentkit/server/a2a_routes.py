@@ -25,7 +25,7 @@ from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.service import AgentService, Decision
@@ -41,6 +41,7 @@ from agentkit.protocols.a2a import (
     v03_task,
 )
 from agentkit.server.a2a_card import RPC_PATH
+from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import send_to_thread, translated, turn_start
 from agentkit.server.routing import DeferredRouter
