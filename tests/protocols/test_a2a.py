@@ -307,6 +307,7 @@ async def test_another_principals_context_and_tasks_are_403(bearer_server: Serve
     for refused in (theirs, streamed, peek, stop):
         assert refused.status_code == 403, refused.text
         assert refused.json()["error"]["code"] == -32000
+        assert refused.json()["error"]["data"][0]["reason"] == "FORBIDDEN"
         assert refused.json()["id"] == 7
     assert anonymous.status_code == 401
     assert "let me in" not in record.text
@@ -350,6 +351,7 @@ async def test_a_later_message_meets_the_daily_limit(tmp_path: Path) -> None:
         assert refused.status_code == 429, refused.text
         assert int(refused.headers["retry-after"]) >= 1
         assert "daily" in refused.json()["error"]["message"].lower()
+        assert refused.json()["error"]["data"][0]["reason"] == "RATE_LIMITED"
 
 
 def test_the_route_keeps_the_origin_checks_and_the_size_limit(shared_server: Served) -> None:

@@ -55,6 +55,12 @@ MAX_ID = 200
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 TASK_NOT_FOUND, TASK_NOT_CANCELABLE, SERVER_ERROR = -32001, -32002, -32000
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+REASONS = {
+    PARSE_ERROR: "invalid_json",
+    INVALID_REQUEST: "invalid_request",
+    METHOD_NOT_FOUND: "method_not_found",
+    INVALID_PARAMS: "invalid_input",
+}
 STREAM_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 RPC_BODY: dict[str, Any] = {
     "required": True,
@@ -100,7 +106,7 @@ class RpcError(Exception):
     ) -> None:
         super().__init__(message)
         self.code, self.message, self.status = code, message, status
-        self.reason = reason or message
+        self.reason = reason or REASONS.get(code, "server_error")
         self.headers = headers or {}
 
     @classmethod
@@ -115,7 +121,7 @@ class RpcError(Exception):
     def body(self, rpc_id: Any) -> Obj:
         info = {
             "@type": ERROR_INFO,
-            "reason": self.reason.upper().replace(" ", "_")[:64],
+            "reason": self.reason.upper(),
             "domain": "agentkit",
             "metadata": {"status": str(self.status)},
         }
