@@ -21,6 +21,7 @@ from a2a.types.a2a_pb2 import (
     Role,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
@@ -170,6 +171,31 @@ async def test_get_task_reads_the_task_back(shared_server: Served) -> None:
     assert not short.history
 
 
+async def test_a_dropped_stream_is_taken_up_again_by_subscribing(shared_server: Served) -> None:
+    async with a2a_client(shared_server.url, streaming=True) as client:
+        stream = client.send_message(message("Run the slow job."))
+        seen: list[StreamResponse] = []
+        async for response in stream:  # the job runs until its gate opens
+            seen.append(response)
+            if data_parts([response], "toolCalls"):
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+        task = seen[0].task
+        again = client.subscribe(SubscribeToTaskRequest(id=task.id))
+        first = await anext(again)
+        shared_server.open_gate(session_of(task))
+        rest = [first, *[r async for r in again]]
+    assert rest[0].task.id == task.id
+    assert rest[0].task.status.state == TaskState.TASK_STATE_WORKING
+    assert rest[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert data_parts(rest, "toolResult")[0]["result"] == {"done": "job"}
+    recorded = recorded_texts(shared_server, session_of(task))
+    assert list(streamed_artifacts(rest).values()) == recorded and recorded
+    with httpx.Client(timeout=30) as http:
+        events = dump(http, shared_server.url, session_of(task))
+    assert [e["type"] for e in events].count("message.received") == 1  # nothing ran again
+
+
 async def test_cancel_stops_a_running_task(shared_server: Served) -> None:
     async with (
         a2a_client(shared_server.url, streaming=True) as client,
@@ -247,7 +273,7 @@ def rpc(method: str, params: Any = None, rpc_id: Any = 7) -> dict[str, Any]:
         (b"not json", 400, -32700),
         (b"[]", 400, -32600),
         (b'{"jsonrpc": "2.0", "id": true, "method": "GetTask"}', 400, -32600),
-        (rpc("tasks/resubscribe", {"id": "x"}), 404, -32601),
+        (rpc("tasks/pushNotificationConfig/set", {"id": "x"}), 404, -32601),
         ({**rpc("SendMessage"), "jsonrpc": "1.0"}, 400, -32600),
         (rpc("SendMessage", []), 400, -32602),
         (rpc("SendMessage", {}), 400, -32602),

@@ -1,12 +1,13 @@
 """`POST /v1/a2a`: the agent as an A2A agent (JSON-RPC 2.0, server-sent events to stream).
 
 One method table serves the v1 names (`SendMessage`, `SendStreamingMessage`, `GetTask`,
-`CancelTask`) in the v1 JSON shapes and the v0.3 names (`message/send`, `message/stream`,
-`tasks/get`, `tasks/cancel`) in the v0.3 shapes. An A2A `contextId` is a session of the
-`a2a` channel, keyed by that id and owned by the caller who first used it (a message with
-no `contextId` starts a new one); a task is a turn, its id `<sessionId>:<turnId>`
-(`protocols.a2a`). A turn parked on approvals is `input-required`; a message in that task
-with the decision continues it. Cancelling a task is the service's stop.
+`CancelTask`, `SubscribeToTask`) in the v1 JSON shapes and the v0.3 names (`message/send`,
+`message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`) in the v0.3 shapes.
+An A2A `contextId` is a session of the `a2a` channel, keyed by that id and owned by the
+caller who first used it (a message with no `contextId` starts a new one); a task is a
+turn, its id `<sessionId>:<turnId>` (`protocols.a2a`). A turn parked on approvals is
+`input-required`; a message in that task with the decision continues it. Cancelling a task
+is the service's stop; subscribing to one streams it again from our events.
 
 Errors are JSON-RPC error objects, sent with the HTTP status of the error (400 for input
 that is not JSON-RPC or not the method's params, 404 for an unknown method or task, 403
@@ -350,8 +351,19 @@ async def send(route: Route, call: Call) -> Response:
 async def stream(route: Route, call: Call) -> Response:
     """`SendStreamingMessage` / `message/stream`: the task, then its updates (SSE)."""
     task, start = await _plan(route, _incoming(call.params))
-    after = await _prime(route, task, start)
+    return _events(route, call, task, await _prime(route, task, start))
 
+
+async def subscribe(route: Route, call: Call) -> Response:
+    """`SubscribeToTask` / `tasks/resubscribe`: a task's stream again (after a dropped
+    connection, or a window that ended): the task as it stands, then its updates. Nothing
+    runs again; a task that has ended or parked is its snapshot alone."""
+    found, start = await _task_of(route, call.params.get("id"))
+    task = A2aTask(found.context_id, found.session_id, found.turn_id)
+    return _events(route, call, task, await _prime(route, task, start))
+
+
+def _events(route: Route, call: Call, task: A2aTask, after: int) -> Response:
     def frame(result: Obj) -> bytes:
         body = v03_event(result) if call.version == "0.3" else result
         return sse({"jsonrpc": "2.0", "id": call.id, "result": body})
@@ -406,8 +418,10 @@ METHODS: dict[str, tuple[str, Handler]] = {
     "SendStreamingMessage": ("1.0", stream),
     "GetTask": ("1.0", get),
     "CancelTask": ("1.0", cancel),
+    "SubscribeToTask": ("1.0", subscribe),
     "message/send": ("0.3", send),
     "message/stream": ("0.3", stream),
     "tasks/get": ("0.3", get),
     "tasks/cancel": ("0.3", cancel),
+    "tasks/resubscribe": ("0.3", subscribe),
 }
