@@ -56,6 +56,23 @@ async def test_a_bearer_server_declares_its_scheme_and_guards_its_card(
     assert refused.status_code == 401
 
 
+def test_the_scheme_follows_the_deployed_policy(tmp_path: Path) -> None:
+    from agentkit.aws.auth import CachedTokens, GatewayPrincipal, SecretBearerAuth
+    from agentkit.server.a2a_card import agent_card
+
+    manifest = AgentBundle.discover(write_agent(tmp_path / SLUG)).manifest
+    jwt = agent_card(manifest, AuthChain([GatewayPrincipal("jwt")]), "https://x/v1/a2a")
+    iam = agent_card(manifest, AuthChain([GatewayPrincipal("iam")]), "https://x/v1/a2a")
+    secret = AuthChain([SecretBearerAuth(CachedTokens(lambda: ["deployed-token"]))])
+    deployed = agent_card(manifest, secret, "https://x/v1/a2a")
+    assert jwt["securitySchemes"]["bearerAuth"]["httpAuthSecurityScheme"] == {
+        "scheme": "Bearer",
+        "bearerFormat": "JWT",
+    }
+    assert "securitySchemes" not in iam
+    assert deployed["security"] == [{"bearerAuth": []}]
+
+
 @pytest.fixture
 async def staged(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     """The app behind a path prefix (an API Gateway stage), as Mangum hands it over."""

@@ -4,7 +4,7 @@ The card names the agent, describes it (the first line of its instructions), lis
 skills and tools as A2A skills, and points at the one JSON-RPC endpoint (`/v1/a2a`, see
 `server.a2a_routes`) by the absolute URL the client reached this server at, so a path
 prefix (an API Gateway stage, an ASGI `root_path`, multi mode's `/<slug>`) is part of it.
-It declares the bearer scheme only when the auth chain admits bearer tokens.
+It declares the bearer scheme only when the auth chain admits bearer tokens (or JWTs).
 
 One card serves both protocol versions the endpoint speaks: the v1 fields
 (`supportedInterfaces`, `securityRequirements`, typed `securitySchemes`) and the v0.3 ones
@@ -22,7 +22,7 @@ from starlette.requests import Request
 
 from agentkit.project.frontmatter import first_line
 from agentkit.project.manifest import Manifest
-from agentkit.server.auth import AuthChain, BearerAuth
+from agentkit.server.auth import AuthChain
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
@@ -57,17 +57,31 @@ def agent_card(manifest: Manifest, auth: AuthChain, rpc_url: str) -> dict[str, A
         "preferredTransport": BINDING,
         "protocolVersion": "0.3.0",
     }
-    if any(isinstance(p, BearerAuth) for p in auth.policies):
+    scheme = _bearer_scheme(auth)
+    if scheme is not None:
         card["securitySchemes"] = {
             SCHEME: {
-                "httpAuthSecurityScheme": {"scheme": "Bearer"},
+                "httpAuthSecurityScheme": scheme,
                 "type": "http",  # the v0.3 (OpenAPI) shape of the same scheme
-                "scheme": "Bearer",
+                **scheme,
             }
         }
         card["securityRequirements"] = [{"schemes": {SCHEME: {"list": []}}}]
         card["security"] = [{SCHEME: []}]
     return card
+
+
+def _bearer_scheme(auth: AuthChain) -> dict[str, str] | None:
+    """The HTTP bearer scheme the chain takes tokens by: bearer tokens (`serve
+    --bearer-token`, a deployed bearer secret; both policies are named `bearerAuth`), or
+    the JWTs API Gateway's authorizer checks. None for the other policies (loopback,
+    anonymous, IAM's signed requests, which no A2A scheme describes)."""
+    names = {p.name for p in auth.policies}
+    if "bearerAuth" in names:
+        return {"scheme": "Bearer"}
+    if "jwtAuthorizer" in names:
+        return {"scheme": "Bearer", "bearerFormat": "JWT"}
+    return None
 
 
 def skills(manifest: Manifest) -> list[dict[str, Any]]:
