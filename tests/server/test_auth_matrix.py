@@ -79,6 +79,20 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "runId": "matrix-run",
         "messages": [{"id": "u1", "role": "user", "content": "hello"}],
     },
+    ("post", "/v1/a2a"): {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {
+            "message": {
+                "messageId": "m1",
+                "contextId": "matrix-context",
+                "role": "ROLE_USER",
+                "parts": [{"text": "hello"}],
+            },
+            "configuration": {"returnImmediately": True},
+        },
+    },
     ("post", "/v1/ai-sdk/chat"): {
         "id": "matrix-chat",
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello"}]}],

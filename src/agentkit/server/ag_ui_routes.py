@@ -11,6 +11,7 @@ nothing. Errors are AG-UI `RUN_ERROR` events, sent with the HTTP status of the e
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,8 @@ from agentkit.errors import BadRequest, HttpError, NotFound
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import (
     send_to_thread,
-    session_events,
     sse_error_responses,
+    translated,
     turn_start,
 )
 from agentkit.server.routing import DeferredRouter
@@ -247,18 +248,12 @@ async def _stream(
     yield sse(translator.start())
     if plan.restate:
         yield sse(MessagesSnapshotEvent(messages=run.messages))
-    events = session_events(
-        request, service, options, plan.session_id, principal=caller, start=plan.start
-    )
-    try:
-        async for event in events:
-            out = translator.feed(event)
-            if out:
-                event_id = f"{plan.session_id}/{event.index}"
-                yield b"".join(sse(e, event_id) for e in out)
-            if translator.done:
-                return
-    finally:
-        await events.aclose()  # type: ignore[attr-defined]
-    # Reaching here, the window ended (or the server is stopping) mid-run: nothing more is
-    # sent, so the run does not look finished, and the client resumes with Last-Event-ID.
+    sid = plan.session_id
+    out = translated(request, service, options, sid, translator, principal=caller, start=plan.start)
+    async with aclosing(out):
+        async for event, events in out:
+            event_id = f"{sid}/{event.index}"
+            yield b"".join(sse(e, event_id) for e in events)
+    # A run that ended sent its RUN_FINISHED or RUN_ERROR above. One the window (or a
+    # stopping server) cut short sends nothing more, so it does not look finished, and
+    # the client resumes with Last-Event-ID.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from fastapi import APIRouter
@@ -26,8 +27,8 @@ from agentkit.protocols.ai_sdk import HEADERS, UiMessageRun, sse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import (
     send_to_thread,
-    session_events,
     sse_error_responses,
+    translated,
     turn_start,
 )
 from agentkit.server.routing import DeferredRouter
@@ -220,14 +221,9 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     yield sse(translator.start())
     sid = translator.session_id
-    events = session_events(request, service, options, sid, principal=caller, start=start)
-    try:
-        async for event in events:
-            parts = translator.feed(event)
-            if parts:
-                yield b"".join(sse(p) for p in parts)
-            if translator.done:
-                yield sse("[DONE]")
-                return
-    finally:
-        await events.aclose()  # type: ignore[attr-defined]
+    parts = translated(request, service, options, sid, translator, principal=caller, start=start)
+    async with aclosing(parts):
+        async for _, out in parts:
+            yield b"".join(sse(p) for p in out)
+    if translator.done:
+        yield sse("[DONE]")

@@ -125,6 +125,9 @@ def create_app(
         _include_optional(app, "agentkit.server.ag_ui_routes", "ag_ui_router", mount, options)
         # `/v1/ai-sdk/chat`: the AI SDK's UI message stream, for `useChat`.
         _include_optional(app, "agentkit.server.ai_sdk_routes", "ai_sdk_router", mount, options)
+        # `/.well-known/agent-card.json` and `/v1/a2a`: the agent as an A2A agent.
+        _include_optional(app, "agentkit.server.a2a_card", "a2a_card_router", mount, options)
+        _include_optional(app, "agentkit.server.a2a_routes", "a2a_router", mount, options)
         # `/v1/mcp`: the agent as an MCP server (the SDK loads on the first MCP request).
         _include_optional(app, "agentkit.mcp.endpoint", "mcp_router", mount, options)
         if options.dev:

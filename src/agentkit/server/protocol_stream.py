@@ -6,8 +6,8 @@ the Lambda window, shutdown), decoded back into `Event`s for a translator to rea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from starlette.requests import Request
@@ -22,6 +22,15 @@ from agentkit.server.streaming import follow_stream
 from agentkit.sessions import Principal
 
 _DECODER = msgspec.json.Decoder(Event)
+T = TypeVar("T")
+
+
+class Translator(Protocol[T]):
+    """A protocol's view of one turn: what each of our events becomes, and when it ends."""
+
+    done: bool
+
+    def feed(self, event: Event) -> list[T]: ...
 
 
 async def session_events(
@@ -51,6 +60,30 @@ async def session_events(
                     yield _DECODER.decode(line)
     finally:
         await chunks.aclose()  # type: ignore[attr-defined]
+
+
+async def translated(
+    request: Request,
+    service: AgentService,
+    options: ServerOptions,
+    session_id: str,
+    translator: Translator[T],
+    *,
+    principal: Principal,
+    start: int,
+) -> AsyncGenerator[tuple[Event, list[T]], None]:
+    """Each event from `start` the translator turns into something, with what it became,
+    until the translator is done (or the client leaves, or the server's window ends)."""
+    events = session_events(request, service, options, session_id, principal=principal, start=start)
+    try:
+        async for event in events:
+            out = translator.feed(event)
+            if out:
+                yield event, out
+            if translator.done:
+                return
+    finally:
+        await events.aclose()  # type: ignore[attr-defined]
 
 
 def turn_start(events: list[Event], turn_id: str) -> int:
