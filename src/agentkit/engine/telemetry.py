@@ -24,7 +24,8 @@ import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
 from typing import Any
 
 from opentelemetry import trace
@@ -56,9 +57,19 @@ _tracer = trace.get_tracer("agentkit", __version__)
 _FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_call", "max_tokens": "length"}
 
 
+# A provider named by the API's own variable is loaded on the first `get_tracer_provider()`.
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
 def enabled() -> bool:
-    """Whether a host installed a tracer provider (else every span here is skipped)."""
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    """Whether a tracer provider is installed (else every span here is skipped).
+
+    Read from the API's global, which `trace.set_tracer_provider` sets once: the public
+    `get_tracer_provider()` looks the environment up on every call, several times the cost
+    of this check, which runs at each model and tool call."""
+    if _PROVIDER_FROM_ENV:
+        return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return trace._TRACER_PROVIDER is not None
 
 
 def capture_content() -> bool:
@@ -115,10 +126,28 @@ def _active(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[S
         span.end()
 
 
+class _Handle:
+    """A span handle is its own context manager when it is the no-op one: the sites below
+    return it as it is when tracing is off, with no generator, span or context change."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
 # ---- turns and subagent runs --------------------------------------------------------
 
 
-class AgentSpan:
+class AgentSpan(_Handle):
     """The `invoke_agent` span of one turn invocation. `recording` is False on the no-op
     handle, which the turn loop checks before handing it each payload."""
 
@@ -180,7 +209,6 @@ class AgentSpan:
 NO_SPAN = AgentSpan(None)
 
 
-@contextmanager
 def agent_span(
     agent: str,
     *,
@@ -188,11 +216,21 @@ def agent_span(
     turn_id: str | None = None,
     principal: str | None = None,
     model_id: str | None = None,
-) -> Iterator[AgentSpan]:
+) -> AbstractContextManager[AgentSpan]:
     """`invoke_agent {agent}` around one turn invocation (or one subagent run)."""
     if not enabled():
-        yield NO_SPAN
-        return
+        return NO_SPAN
+    return _agent_span(agent, conversation_id, turn_id, principal, model_id)
+
+
+@contextmanager
+def _agent_span(
+    agent: str,
+    conversation_id: str,
+    turn_id: str | None,
+    principal: str | None,
+    model_id: str | None,
+) -> Iterator[AgentSpan]:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": agent,
@@ -213,7 +251,7 @@ def agent_span(
 # ---- model calls --------------------------------------------------------------------
 
 
-class ChatSpan:
+class ChatSpan(_Handle):
     """The `chat` span of one model call; `chunk()` marks the time to the first chunk."""
 
     __slots__ = ("_started", "first", "span")
@@ -247,12 +285,15 @@ class ChatSpan:
 NO_CHAT = ChatSpan(None)
 
 
-@contextmanager
-def chat_span(model_id: str, request: ModelRequest) -> Iterator[ChatSpan]:
+def chat_span(model_id: str, request: ModelRequest) -> AbstractContextManager[ChatSpan]:
     """`chat {model}` around one streamed model call."""
     if not enabled():
-        yield NO_CHAT
-        return
+        return NO_CHAT
+    return _chat_span(model_id, request)
+
+
+@contextmanager
+def _chat_span(model_id: str, request: ModelRequest) -> Iterator[ChatSpan]:
     provider, name = split_model(model_id)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -302,7 +343,7 @@ def _json(value: Any) -> str:
 # ---- tool calls ---------------------------------------------------------------------
 
 
-class ToolSpan:
+class ToolSpan(_Handle):
     """The `execute_tool` span of one call; `result()` records how it ended."""
 
     __slots__ = ("span",)
@@ -324,12 +365,17 @@ class ToolSpan:
 NO_TOOL = ToolSpan(None)
 
 
-@contextmanager
-def tool_span(name: str, call_id: str, arguments: dict[str, Any]) -> Iterator[ToolSpan]:
+def tool_span(
+    name: str, call_id: str, arguments: dict[str, Any]
+) -> AbstractContextManager[ToolSpan]:
     """`execute_tool {name}` around one tool call (a `task` call holds its subagent)."""
     if not enabled():
-        yield NO_TOOL
-        return
+        return NO_TOOL
+    return _tool_span(name, call_id, arguments)
+
+
+@contextmanager
+def _tool_span(name: str, call_id: str, arguments: dict[str, Any]) -> Iterator[ToolSpan]:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": name,
