@@ -144,6 +144,39 @@ class _Handle:
         return None
 
 
+# ---- across processes ----------------------------------------------------------------
+
+TRACE_CONTEXT = "traceContext"  # the key of the carrier in a dispatch payload
+
+
+def carrier() -> dict[str, str]:
+    """The current trace context as W3C headers (`traceparent`, `tracestate`), for a turn
+    handed to another process (the Lambda dispatch payload); empty when tracing is off."""
+    if not enabled():
+        return {}
+    from opentelemetry import propagate
+
+    headers: dict[str, str] = {}
+    propagate.inject(headers)
+    return headers
+
+
+@contextmanager
+def continued_from(headers: object) -> Iterator[None]:
+    """Run the block in the trace `headers` (a `carrier()`) came from, when there is one."""
+    if not isinstance(headers, dict) or not headers or not enabled():
+        yield
+        return
+    from opentelemetry import context, propagate
+
+    parent = propagate.extract({str(k): str(v) for k, v in headers.items()})
+    token = context.attach(parent)
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
 # ---- turns and subagent runs --------------------------------------------------------
 
 
@@ -395,7 +428,9 @@ __all__ = [
     "ToolSpan",
     "agent_span",
     "capture_content",
+    "carrier",
     "chat_span",
+    "continued_from",
     "enabled",
     "split_model",
     "tool_span",
