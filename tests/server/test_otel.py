@@ -272,6 +272,8 @@ def test_a_turn_exports_genai_spans_nested_under_the_server_span(
     for chat in chats:
         assert chat.attributes["gen_ai.operation.name"] == "chat"
         assert chat.attributes["gen_ai.request.model"] == "scripted"
+        assert chat.attributes["gen_ai.provider.name"] == "scripted"
+        assert chat.attributes["gen_ai.system"] == "scripted"  # the older name, beside it
         assert chat.attributes["gen_ai.usage.input_tokens"] > 0
         assert chat.attributes["gen_ai.usage.output_tokens"] > 0
         assert chat.attributes["agentkit.time_to_first_chunk_s"] >= 0
@@ -341,7 +343,11 @@ def test_an_approval_wait_is_an_event_and_an_interrupt_ends_the_turn_with_its_re
 
 def test_content_is_recorded_only_when_asked_for(receiver: Receiver, served_factory: Any) -> None:
     served = served_factory(
-        _otel_env(receiver, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
+        _otel_env(
+            receiver,
+            OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true",
+            OTEL_SEMCONV_STABILITY_OPT_IN="http,gen_ai_latest_experimental",
+        )
     )
     with _client() as client:
         session_id, _ = _run_turn(client, served, "weather please")
@@ -353,6 +359,8 @@ def test_content_is_recorded_only_when_asked_for(receiver: Receiver, served_fact
         if s.parent_id == turn.span_id
         and s.attributes.get("gen_ai.response.finish_reasons") == ["tool_call"]
     )
+    assert first.attributes["gen_ai.provider.name"] == "scripted"
+    assert "gen_ai.system" not in first.attributes  # the latest names only, as opted in
     assert "weather please" in first.attributes["gen_ai.input.messages"]
     assert "Paris" in first.attributes["gen_ai.output.messages"]
     weather = next(
