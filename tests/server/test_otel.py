@@ -7,6 +7,8 @@ exporter sends; the tests wait on it, never on a clock."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -389,3 +391,25 @@ def test_with_no_otel_variables_nothing_is_exported_or_imported(tmp_path: Path) 
             assert default is not None
             assert default.requests == 0
             receivers.close()
+
+
+def test_agentkit_run_exports_its_turn_too(receiver: Receiver, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(AGENTKIT_MODEL="", **_otel_env(receiver))
+    project = write_agent(tmp_path / SLUG, FILES)
+    cli = "import sys; from agentkit.cli import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-c", cli, "run", "--dir", str(project), "--json", "weather please"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    spans = receiver.wait_for(lambda got: bool(_named(got, f"invoke_agent {SLUG}")))
+    [turn] = _named(spans, f"invoke_agent {SLUG}")
+    assert turn.attributes["agentkit.turn.outcome"] == "completed"
+    assert turn.parent_id == ""  # no request around it: the trace starts with the turn
+    assert turn.attributes["agentkit.principal"] == "local"
+    children = {s.name for s in spans if s.parent_id == turn.span_id}
+    assert {"chat scripted", "execute_tool get_weather", "execute_tool task"} <= children
