@@ -109,8 +109,15 @@ class InlineDispatcher:
 
 
 def turn_payload(session_id: str, turn_id: str) -> str:
-    """The event TurnFunction receives."""
-    return json.dumps({"sessionId": session_id, "turnId": turn_id})
+    """The event TurnFunction receives; with tracing on, the caller's trace context rides
+    along (`traceContext`), so the turn joins the request's trace (docs/observability.md)."""
+    from agentkit.engine.telemetry import TRACE_CONTEXT, carrier
+
+    body: dict[str, Any] = {"sessionId": session_id, "turnId": turn_id}
+    headers = carrier()
+    if headers:
+        body[TRACE_CONTEXT] = headers
+    return json.dumps(body)
 
 
 class MetricsFanout:

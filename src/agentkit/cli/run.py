@@ -78,8 +78,11 @@ async def _run(
     from agentkit.engine.folds.trajectory import dumps, trajectory
     from agentkit.engine.runtime import AgentRuntime
     from agentkit.models import agent_model_id, resolve_model
+    from agentkit.server import otel
     from agentkit.sessions import Principal
     from agentkit.store.files import FileStore
+
+    tracing = otel.configure()  # OTLP export when OTEL_EXPORTER_OTLP_* asks for it
 
     state = root / ".agentkit"
     store = FileStore(state)
@@ -103,6 +106,8 @@ async def _run(
         if connections is not None:
             await connections.aclose()
         await store.close()
+        if tracing is not None:
+            tracing.force_flush()
     trace = store.trace_path(accepted.session_id)
     trace.parent.mkdir(parents=True, exist_ok=True)
     trace.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")

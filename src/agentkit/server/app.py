@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from agentkit.server import otel
 from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
@@ -73,6 +74,7 @@ def create_app(
     _check_layout(mounts, options)
     buffer = logs or LogBuffer(options.log_capacity)
     state = ServerState(options=options, mounts=mounts, logs=buffer)
+    shutdown_hooks = list(on_shutdown)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -84,7 +86,7 @@ def create_app(
             yield
         finally:
             state.shutdown.set()
-            for hook in on_shutdown:
+            for hook in shutdown_hooks:
                 try:
                     await hook()
                 except Exception:  # one failing hook must not skip the others
@@ -101,6 +103,8 @@ def create_app(
         default_response_class=JSONResponse,
     )
     app.state.agentkit = state
+    # OpenTelemetry export, only when OTEL_EXPORTER_OTLP_* asks for it (server.otel).
+    otel.install(app, shutdown_hooks)
     install_error_handlers(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=options.max_body_bytes)
 

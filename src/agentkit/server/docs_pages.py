@@ -68,6 +68,7 @@ READING_ORDER = (
     "embedding",
     "deploy",
     "dynamodb",
+    "observability",
 )
 
 

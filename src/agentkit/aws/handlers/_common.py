@@ -68,7 +68,11 @@ def instrumented(fn: Handler) -> Handler:
     @functools.wraps(fn)
     def wrapper(event: dict[str, Any], context: Any) -> Any:
         from agentkit.aws import observability
+        from agentkit.server import otel
 
+        # OpenTelemetry export when OTEL_EXPORTER_OTLP_* asks for it (docs/observability.md);
+        # flushed before the invocation returns, since Lambda may freeze the process after.
+        provider = otel.configure()
         log = observability.logger()
         # Responses and errors carry continuation tokens and conversation text: never
         # copied into trace metadata.
@@ -86,5 +90,7 @@ def instrumented(fn: Handler) -> Handler:
             metrics = observability.metrics_if_used()
             if metrics is not None and metrics.metric_set:
                 metrics.flush_metrics()
+            if provider is not None:
+                provider.force_flush()
 
     return wrapper

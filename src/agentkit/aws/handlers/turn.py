@@ -17,6 +17,7 @@ from typing import Any
 from agentkit.aws import snapstart
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
+from agentkit.engine.telemetry import TRACE_CONTEXT, continued_from
 from agentkit.engine.turn.deadline import Deadline
 
 
@@ -32,7 +33,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     bind_turn(session_id, turn_id)
     current = host()
     deadline = Deadline.of_lambda(context, current.settings.turn_margin)
-    run(current.run_turn(session_id, turn_id, deadline))
+    with continued_from(event.get(TRACE_CONTEXT)):  # the API request's trace, when traced
+        run(current.run_turn(session_id, turn_id, deadline))
     return {"ok": True, "sessionId": session_id, "turnId": turn_id}
 
 

@@ -22,6 +22,7 @@ from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.loop_options import parse_loop_options
 from agentkit.costs import add_costs, agent_prices
 from agentkit.engine.folds.conversation import TurnState, fold_conversation
+from agentkit.engine.telemetry import NO_SPAN, AgentSpan, agent_span, tool_span
 from agentkit.engine.tools.agent_tool import run_agent_tool
 from agentkit.engine.tools.builtins import TASK, TaskInput
 from agentkit.engine.tools.calls import (
@@ -92,9 +93,10 @@ START_FLUSH = 0.02
 class TurnRunner:
     """Runs (or resumes) one turn to its end or to a parked approval."""
 
-    def __init__(self, deps: TurnDeps, state: TurnState) -> None:
+    def __init__(self, deps: TurnDeps, state: TurnState, span: AgentSpan = NO_SPAN) -> None:
         self.d = deps
         self.state = state
+        self.span = span  # this invocation's `invoke_agent` span (engine.telemetry)
         self.usage = state.usage
         self.queued: list[Payload] = []
         self.open: dict[str, ActionCall] = {}  # requested in this run, no result recorded yet
@@ -143,6 +145,9 @@ class TurnRunner:
             self.queued = []
             if not batch:
                 return
+            if self.span.recording:
+                for p in batch:
+                    self.span.observe(p)
             for p in batch:
                 self.loop.observe(p)
                 if isinstance(p, ActionsRequested):
@@ -175,7 +180,9 @@ class TurnRunner:
             return
         except TurnInterrupted as exc:
             # A pause or kill says so in the turn's error (and a kill in the task's end).
-            await self.fail(await stop_error_of(self.d.recorder, self.d.switch, str(exc)))
+            reason = await stop_error_of(self.d.recorder, self.d.switch, str(exc))
+            self.span.interrupted(reason)
+            await self.fail(reason)
             return
         except LoopDetected as exc:
             await self.fail(LOOP_DETECTED, exc.evidence)
@@ -355,6 +362,8 @@ class TurnRunner:
         async def one(p: Planned, *, queue: bool) -> None:
             if p.error is not None or p.entry is None:
                 result = error_result(p.call, p.error or "tool unavailable")
+                with tool_span(p.call.tool_name, p.call.call_id, p.call.arguments) as span:
+                    span.result(True, error=result.error)
             else:
                 self.executing.add(p.call.call_id)
                 result = tool_result(p.call, await self.execute(p.entry, p.call, p.value))
@@ -373,6 +382,13 @@ class TurnRunner:
         await await_preemptible(calls, self.d.interrupted, self.d.stop_grace, self.cancel_signal)
 
     async def execute(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
+        """Run one call (the turn's or a subagent's) in its `execute_tool` span."""
+        with tool_span(call.tool_name, call.call_id, call.arguments) as span:
+            outcome = await self.run_tool(entry, call, value)
+            span.result(outcome.is_error, outcome.result, outcome.error)
+            return outcome
+
+    async def run_tool(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
         timeout = entry.timeout or self.d.manifest.agent.tool_timeout
         s = self.d.session
         if entry.execution == "agent" and entry.spec is not None and entry.spec.ref is not None:
@@ -424,16 +440,25 @@ class TurnRunner:
         tools = {n: e for n, e in self.d.tools.items() if n != TASK}
         guarded = GuardedModel(model, lambda _used: self.subagent_allowed())
         self.subagents_running[ctx.call_id] = guarded
+        s = self.d.session
         try:
-            result = await run_subagent(
-                spec,
-                value.prompt,
-                guarded,
-                tools,
-                self.execute_plain,
-                self.d.interrupted,
-                self.d.manifest.agent.max_steps,
-            )
+            with agent_span(
+                spec.name,
+                conversation_id=s.id,
+                turn_id=self.state.turn_id,
+                principal=s.principal,
+                model_id=model.id,
+            ) as span:
+                result = await run_subagent(
+                    spec,
+                    value.prompt,
+                    guarded,
+                    tools,
+                    self.execute_plain,
+                    self.d.interrupted,
+                    self.d.manifest.agent.max_steps,
+                )
+                span.ended(result.error, result.usage)
         finally:
             self.subagents_running.pop(ctx.call_id, None)
         # (No await between the pop above and this: the spend is never counted twice.)

@@ -176,6 +176,7 @@ async def _drive(
         await fail_turn(recorder, state, str(exc))
         return None
     # Loaded on the first turn only: a process that just accepts requests never needs it.
+    from agentkit.engine.telemetry import agent_span
     from agentkit.engine.turn.deps import TurnDeps
     from agentkit.engine.turn.loop import TurnRunner
 
@@ -206,8 +207,16 @@ async def _drive(
         clock=host.clock,
         switch=ports.switch,
     )
-    runner = TurnRunner(deps, state)
-    await runner.run()
+    with agent_span(
+        parts.manifest.agent.name,
+        conversation_id=record.id,
+        turn_id=turn_id,
+        principal=record.principal,
+        model_id=model.id,
+    ) as span:
+        runner = TurnRunner(deps, state, span)
+        await runner.run()
+        span.finish(runner.usage, runner.cost, continued=runner.continued is not None)
     return runner.continued
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from agentkit.engine.telemetry import chat_span
 from agentkit.engine.turn.recorder import DeltaBuffer
 from agentkit.errors import ModelError, TurnInterrupted
 from agentkit.events import (
@@ -113,39 +114,42 @@ async def model_step(  # noqa: C901 - one branch per chunk kind
             out.reasoning = "".join(reasoning)
             await sink.reasoning_done(out.reasoning, out.signature)
 
-    stream = model.stream(request)
-    try:
-        async for chunk in stream:
-            if await interrupted():
-                raise TurnInterrupted()
-            if isinstance(chunk, TextDelta):
-                await close_reasoning()
-                text.append(chunk.text)
-                await sink.text(chunk.text)
-            elif isinstance(chunk, ReasoningDelta):
-                reasoning_open = True
-                reasoning.append(chunk.text)
-                if chunk.signature:
-                    out.signature = chunk.signature
-                await sink.reasoning(chunk.text)
-            elif isinstance(chunk, ToolCallChunk):
-                await close_reasoning()
-                out.calls.append(chunk.call)
-            elif isinstance(chunk, Finish):
-                if chunk.message_id is None:
-                    anonymous = anonymous + chunk.usage
-                else:
-                    by_message[chunk.message_id] = chunk.usage
-                out.usage = sum(by_message.values(), anonymous)
-                out.stop_reason = chunk.stop_reason
-    except (TurnInterrupted, ModelError):
-        raise
-    except Exception as exc:  # a provider bug must end the turn, not crash the host
-        raise ModelError(f"model {model.id} failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    await close_reasoning()
-    out.text = "".join(text)
+    with chat_span(model.id, request) as chat:
+        stream = model.stream(request)
+        try:
+            async for chunk in stream:
+                chat.chunk()
+                if await interrupted():
+                    raise TurnInterrupted()
+                if isinstance(chunk, TextDelta):
+                    await close_reasoning()
+                    text.append(chunk.text)
+                    await sink.text(chunk.text)
+                elif isinstance(chunk, ReasoningDelta):
+                    reasoning_open = True
+                    reasoning.append(chunk.text)
+                    if chunk.signature:
+                        out.signature = chunk.signature
+                    await sink.reasoning(chunk.text)
+                elif isinstance(chunk, ToolCallChunk):
+                    await close_reasoning()
+                    out.calls.append(chunk.call)
+                elif isinstance(chunk, Finish):
+                    if chunk.message_id is None:
+                        anonymous = anonymous + chunk.usage
+                    else:
+                        by_message[chunk.message_id] = chunk.usage
+                    out.usage = sum(by_message.values(), anonymous)
+                    out.stop_reason = chunk.stop_reason
+        except (TurnInterrupted, ModelError):
+            raise
+        except Exception as exc:  # a provider bug must end the turn, not crash the host
+            raise ModelError(f"model {model.id} failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        await close_reasoning()
+        out.text = "".join(text)
+        chat.finish(out.usage, out.stop_reason, out.text, out.calls)
     return out

@@ -1,0 +1,437 @@
+"""OpenTelemetry spans of turns, model calls and tool calls (the GenAI conventions).
+
+The one home of the engine's instrumentation. It speaks the OpenTelemetry *API* only: until
+a host installs an SDK tracer provider (`server.otel`, when the standard `OTEL_EXPORTER_OTLP_*`
+variables ask for one) every function here returns the shared no-op handle at once, without
+starting a span, building an attribute or touching the context. What is emitted, and the
+variables, are in docs/observability.md:
+
+- `invoke_agent {agent}` per turn invocation (and per subagent run, under its `task` call):
+  the session id as `gen_ai.conversation.id`, the turn id, the principal, the outcome; an
+  approval the turn parks on is a span event, an interrupt ends it with its reason.
+- `chat {model}` per model call: model, token usage, finish reasons, time to first chunk.
+- `execute_tool {tool}` per tool call: tool name, call id, error status.
+
+Message and tool content is recorded only with
+`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. Attribute names follow the
+conventions' current draft; the deprecated `gen_ai.system` is added beside
+`gen_ai.provider.name` unless `OTEL_SEMCONV_STABILITY_OPT_IN` names `gen_ai_latest_experimental`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from agentkit.errors import TurnInterrupted
+from agentkit.events import (
+    ActionApprovalRequested,
+    Payload,
+    TurnCompleted,
+    TurnFailed,
+    Usage,
+)
+from agentkit.models.base import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from agentkit.version import __version__
+
+CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+STABILITY_OPT_IN = "OTEL_SEMCONV_STABILITY_OPT_IN"
+_tracer = trace.get_tracer("agentkit", __version__)
+
+# The conventions' finish reasons, from the `Finish` stop reasons of `models.base`.
+_FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_call", "max_tokens": "length"}
+
+
+# A provider named by the API's own variable is loaded on the first `get_tracer_provider()`.
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
+
+def enabled() -> bool:
+    """Whether a tracer provider is installed (else every span here is skipped).
+
+    Read from the API's global, which `trace.set_tracer_provider` sets once: the public
+    `get_tracer_provider()` looks the environment up on every call, several times the cost
+    of this check, which runs at each model and tool call."""
+    if _PROVIDER_FROM_ENV:
+        return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return trace._TRACER_PROVIDER is not None
+
+
+def capture_content() -> bool:
+    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() == "true"
+
+
+def _latest_only() -> bool:
+    opted = os.environ.get(STABILITY_OPT_IN, "")
+    return "gen_ai_latest_experimental" in (part.strip() for part in opted.split(","))
+
+
+def split_model(model_id: str) -> tuple[str, str]:
+    """(provider, model) of a `provider:model` id; an id with no colon names both."""
+    provider, sep, name = model_id.partition(":")
+    return (provider, name) if sep else (model_id, model_id)
+
+
+def _provider(attributes: dict[str, Any], provider: str) -> None:
+    attributes["gen_ai.provider.name"] = provider
+    if not _latest_only():
+        attributes["gen_ai.system"] = provider
+
+
+def _usage(span: Span, usage: Usage) -> None:
+    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    if usage.cache_read_tokens:
+        span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+    if usage.cache_write_tokens:
+        span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+
+
+def _fail(span: Span, exc: BaseException) -> None:
+    span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
+    span.set_attribute("error.type", type(exc).__qualname__)
+
+
+@contextmanager
+def _active(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
+    """Start `name` as the current span; an interrupt is no error, anything else is."""
+    span = _tracer.start_span(name, kind=kind, attributes=attributes)
+    try:
+        with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+            yield span
+    except TurnInterrupted:
+        span.set_attribute("agentkit.interrupted", True)
+        raise
+    except BaseException as exc:
+        _fail(span, exc)
+        if isinstance(exc, Exception):
+            span.record_exception(exc)
+        raise
+    finally:
+        span.end()
+
+
+class _Handle:
+    """A span handle is its own context manager when it is the no-op one: the sites below
+    return it as it is when tracing is off, with no generator, span or context change."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
+# ---- across processes ----------------------------------------------------------------
+
+TRACE_CONTEXT = "traceContext"  # the key of the carrier in a dispatch payload
+
+
+def carrier() -> dict[str, str]:
+    """The current trace context as W3C headers (`traceparent`, `tracestate`), for a turn
+    handed to another process (the Lambda dispatch payload); empty when tracing is off."""
+    if not enabled():
+        return {}
+    from opentelemetry import propagate
+
+    headers: dict[str, str] = {}
+    propagate.inject(headers)
+    return headers
+
+
+@contextmanager
+def continued_from(headers: object) -> Iterator[None]:
+    """Run the block in the trace `headers` (a `carrier()`) came from, when there is one."""
+    if not isinstance(headers, dict) or not headers or not enabled():
+        yield
+        return
+    from opentelemetry import context, propagate
+
+    parent = propagate.extract({str(k): str(v) for k, v in headers.items()})
+    token = context.attach(parent)
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
+# ---- turns and subagent runs --------------------------------------------------------
+
+
+class AgentSpan(_Handle):
+    """The `invoke_agent` span of one turn invocation. `recording` is False on the no-op
+    handle, which the turn loop checks before handing it each payload."""
+
+    __slots__ = ("error", "outcome", "recording", "span")
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span
+        self.recording = span is not None and span.is_recording()
+        self.outcome: str | None = None
+        self.error: str | None = None
+
+    def observe(self, payload: Payload) -> None:
+        """Read one recorded payload: the turn's end, or an approval it waits on."""
+        if not self.recording:
+            return
+        if isinstance(payload, TurnCompleted):
+            self.outcome = self.outcome or "completed"
+        elif isinstance(payload, TurnFailed):
+            self.outcome = self.outcome or "failed"
+            self.error = self.error or payload.error
+        elif isinstance(payload, ActionApprovalRequested):
+            self.outcome = "awaiting_approval"
+            assert self.span is not None
+            self.span.add_event(
+                "agentkit.approval.requested",
+                {"gen_ai.tool.name": payload.tool_name, "gen_ai.tool.call.id": payload.call_id},
+            )
+
+    def interrupted(self, reason: str) -> None:
+        """The turn was stopped (a stop request, a pause, a kill): ended with `reason`."""
+        if self.recording:
+            self.outcome = "interrupted"
+            self.error = reason
+
+    def ended(self, error: str | None, usage: Usage) -> None:
+        """A subagent run's end: its answer, or the error it came back with."""
+        if self.recording:
+            self.outcome = "failed" if error is not None else "completed"
+            self.error = error
+            self.finish(usage, None)
+
+    def finish(self, usage: Usage, cost_usd: float | None, *, continued: bool = False) -> None:
+        """Record the turn's outcome and its usage so far (all invocations of the turn)."""
+        span = self.span
+        if not self.recording or span is None:
+            return
+        outcome = "continued" if continued else (self.outcome or "stopped")
+        span.set_attribute("agentkit.turn.outcome", outcome)
+        _usage(span, usage)
+        if cost_usd is not None:
+            span.set_attribute("agentkit.cost_usd", cost_usd)
+        if self.error is not None:
+            span.set_attribute("agentkit.turn.error", self.error)
+            if outcome == "failed":
+                span.set_status(Status(StatusCode.ERROR, self.error))
+                span.set_attribute("error.type", "turn_failed")
+
+
+NO_SPAN = AgentSpan(None)
+
+
+def agent_span(
+    agent: str,
+    *,
+    conversation_id: str,
+    turn_id: str | None = None,
+    principal: str | None = None,
+    model_id: str | None = None,
+) -> AbstractContextManager[AgentSpan]:
+    """`invoke_agent {agent}` around one turn invocation (or one subagent run)."""
+    if not enabled():
+        return NO_SPAN
+    return _agent_span(agent, conversation_id, turn_id, principal, model_id)
+
+
+@contextmanager
+def _agent_span(
+    agent: str,
+    conversation_id: str,
+    turn_id: str | None,
+    principal: str | None,
+    model_id: str | None,
+) -> Iterator[AgentSpan]:
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent,
+        "gen_ai.conversation.id": conversation_id,
+    }
+    if turn_id is not None:
+        attributes["agentkit.turn.id"] = turn_id
+    if principal is not None:
+        attributes["agentkit.principal"] = principal
+    if model_id is not None:
+        provider, name = split_model(model_id)
+        _provider(attributes, provider)
+        attributes["gen_ai.request.model"] = name
+    with _active(f"invoke_agent {agent}", SpanKind.INTERNAL, attributes) as span:
+        yield AgentSpan(span)
+
+
+# ---- model calls --------------------------------------------------------------------
+
+
+class ChatSpan(_Handle):
+    """The `chat` span of one model call; `chunk()` marks the time to the first chunk."""
+
+    __slots__ = ("_started", "first", "span")
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span if span is not None and span.is_recording() else None
+        self._started = time.perf_counter()
+        self.first = self.span is None  # nothing to mark on the no-op handle
+
+    def chunk(self) -> None:
+        if self.first or self.span is None:
+            return
+        self.first = True
+        seconds = time.perf_counter() - self._started
+        self.span.set_attribute("agentkit.time_to_first_chunk_s", seconds)
+        self.span.add_event("gen_ai.first_chunk")
+
+    def finish(self, usage: Usage, stop_reason: str, text: str, calls: Sequence[ToolCall]) -> None:
+        span = self.span
+        if span is None:
+            return
+        reason = _FINISH_REASONS.get(stop_reason, stop_reason)
+        span.set_attribute("gen_ai.response.finish_reasons", [reason])
+        _usage(span, usage)
+        if capture_content():
+            output = _message(AssistantMessage(text, tool_calls=tuple(calls)))
+            output["finish_reason"] = reason
+            span.set_attribute("gen_ai.output.messages", _json([output]))
+
+
+NO_CHAT = ChatSpan(None)
+
+
+def chat_span(model_id: str, request: ModelRequest) -> AbstractContextManager[ChatSpan]:
+    """`chat {model}` around one streamed model call."""
+    if not enabled():
+        return NO_CHAT
+    return _chat_span(model_id, request)
+
+
+@contextmanager
+def _chat_span(model_id: str, request: ModelRequest) -> Iterator[ChatSpan]:
+    provider, name = split_model(model_id)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": name,
+        "gen_ai.request.max_tokens": request.max_tokens,
+    }
+    _provider(attributes, provider)
+    if capture_content():
+        attributes["gen_ai.system_instructions"] = _json(
+            [{"type": "text", "content": request.system}]
+        )
+        attributes["gen_ai.input.messages"] = _json([_message(m) for m in request.messages])
+        attributes["gen_ai.tool.definitions"] = _json(
+            [
+                {"type": "function", "name": t.name, "description": t.description}
+                for t in request.tools
+            ]
+        )
+    with _active(f"chat {name}", SpanKind.CLIENT, attributes) as span:
+        yield ChatSpan(span)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    """One message in the conventions' shape: a role and its parts."""
+    if isinstance(message, UserMessage):
+        return {"role": "user", "parts": [{"type": "text", "content": message.text}]}
+    if isinstance(message, ToolResultMessage):
+        part = {"type": "tool_call_response", "id": message.call_id, "response": message.content}
+        return {"role": "tool", "parts": [part]}
+    assert isinstance(message, AssistantMessage)
+    parts: list[dict[str, Any]] = []
+    if message.reasoning:
+        parts.append({"type": "reasoning", "content": message.reasoning})
+    if message.text:
+        parts.append({"type": "text", "content": message.text})
+    parts.extend(
+        {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+        for c in message.tool_calls
+    )
+    return {"role": "assistant", "parts": parts}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+# ---- tool calls ---------------------------------------------------------------------
+
+
+class ToolSpan(_Handle):
+    """The `execute_tool` span of one call; `result()` records how it ended."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span if span is not None and span.is_recording() else None
+
+    def result(self, is_error: bool, result: Any = None, error: str | None = None) -> None:
+        span = self.span
+        if span is None:
+            return
+        if is_error:
+            span.set_status(Status(StatusCode.ERROR, error or "tool failed"))
+            span.set_attribute("error.type", "tool_error")
+        if capture_content():
+            span.set_attribute("gen_ai.tool.call.result", _json(error if is_error else result))
+
+
+NO_TOOL = ToolSpan(None)
+
+
+def tool_span(
+    name: str, call_id: str, arguments: dict[str, Any]
+) -> AbstractContextManager[ToolSpan]:
+    """`execute_tool {name}` around one tool call (a `task` call holds its subagent)."""
+    if not enabled():
+        return NO_TOOL
+    return _tool_span(name, call_id, arguments)
+
+
+@contextmanager
+def _tool_span(name: str, call_id: str, arguments: dict[str, Any]) -> Iterator[ToolSpan]:
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.type": "function",
+    }
+    if capture_content():
+        attributes["gen_ai.tool.call.arguments"] = _json(arguments)
+    with _active(f"execute_tool {name}", SpanKind.INTERNAL, attributes) as span:
+        yield ToolSpan(span)
+
+
+__all__ = [
+    "NO_SPAN",
+    "AgentSpan",
+    "ChatSpan",
+    "ToolSpan",
+    "agent_span",
+    "capture_content",
+    "carrier",
+    "chat_span",
+    "continued_from",
+    "enabled",
+    "split_model",
+    "tool_span",
+]
