@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, _env, write_agent
+from tests.playground.test_accessibility import AUDIT
 from tests.server.helpers import read_stream, turn_ends
 
 pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
@@ -196,6 +197,11 @@ def test_the_charts_fit_a_phone_and_read_in_both_schemes(
     box = tick.bounding_box()
     assert box is not None and box["height"] >= 10, box
     assert page.evaluate(SVG_CONTRAST) == []
+    # The page's own audit: the tab's text (legends, summaries, tables) and its controls.
+    for fold in abs_tab.locator("details.chart-data > summary").all()[:2]:
+        fold.click()
+    result = page.evaluate(AUDIT)
+    assert result["unnamed"] == [] and result["low"] == [], result
     shot = tmp_path / f"abs-charts-390-{scheme}.png"
     abs_tab.locator("figure.chart").first.screenshot(path=str(shot))
     assert shot.stat().st_size > 2_000

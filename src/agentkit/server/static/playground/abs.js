@@ -201,7 +201,7 @@ function experimentBox(x, t, width) {
   box.dataset.experiment = x.name;
   box.append(el("h2", "", x.name));
   const weights = Object.entries(x.weights || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
-  box.append(el("p", "muted", [x.description, `control ${x.control}`, weights, x.sticky ? "sticky" : ""]
+  box.append(el("p", "muted", [x.description, `control ${x.control}`, weights, x.sticky ? `sticky per ${x.sticky}` : ""]
     .filter(Boolean).join(" — ")));
   const charts = t ? chartsFor(t, (x.guardrails || []).map((g) => g.metric), width) : null;
   if (charts) box.append(charts);

@@ -4,6 +4,8 @@
 // <svg role="img"> has an aria-label summary, with a table of its points in a fold below,
 // and every point has a <title> (shown on hover) with its exact values.
 
+import { formatCount } from "./format.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 const HEIGHT = 190;
 const PAD = { top: 12, right: 12, bottom: 26, left: 64 };
@@ -183,7 +185,7 @@ export function bandChart(points, options) {
   if (options.zero) legend.append(el("span", "key key-zero", "zero"));
   if (options.limit) legend.append(el("span", "key key-limit", "limit"));
   if ((options.pauses || []).length) legend.append(el("span", "key key-pause", "paused"));
-  const table = pointsTable(`Data (${points.length} points)`, ["time", "samples", "estimate", "lower", "upper"],
+  const table = pointsTable(`Data (${formatCount(points.length)} points)`, ["time", "samples", "estimate", "lower", "upper"],
     sample(points).map((p) => [when(p.at), nLabel(p), fmt(p.estimate), fmt(p.lower), fmt(p.upper)]));
   return figure(options.title, options.summary, f.root, legend, table);
 }
@@ -224,7 +226,7 @@ export function lineChart(series, options) {
   };
   const shown = times.length > 400 ? sample(times, 400) : times;
   f.root.append(hits(f, shown, shown.map((t) => `${when(t)} · ${series.map((s) => `${s.name} ${fmt(at(s, t))}`).join(" · ")}`)));
-  const table = pointsTable(`Data (${shown.length} points)`, ["time", ...series.map((s) => s.name)],
+  const table = pointsTable(`Data (${formatCount(shown.length)} points)`, ["time", ...series.map((s) => s.name)],
     sample(shown).map((t) => [when(t), ...series.map((s) => fmt(at(s, t)))]));
   return figure(options.title, options.summary, f.root, legend, table);
 }

@@ -6,7 +6,7 @@ import { channelRoutes } from "./routes.js";
 import { highlight } from "./highlight.js";
 import { EMPTY, emptyTab, initEmpty } from "./empty.js";
 import { toolForm } from "./toolform.js";
-import { formatMoney } from "./format.js";
+import { formatCount, formatMoney } from "./format.js";
 import { loadAbs } from "./abs.js";
 
 const $ = (id) => document.getElementById(id);
@@ -286,7 +286,7 @@ async function loadEvals() {
   runBox.append(el("h2", "", "Runs"));
   if (!runs.runs.length) runBox.append(el("p", "muted", "No runs yet."));
   for (const run of runs.runs) {
-    const counts = run.counts ? Object.entries(run.counts).map(([k, v]) => `${k} ${v}`).join(" · ") : "";
+    const counts = run.counts ? Object.entries(run.counts).map(([k, v]) => `${k} ${formatCount(v)}`).join(" · ") : "";
     const cases = el("ul", "cases");
     for (const c of run.cases || []) cases.append(el("li", `case ${c.status}`, `${c.status} · ${c.id}`));
     for (const error of run.errors || []) cases.append(el("li", "error", error));
