@@ -3,7 +3,7 @@
 
 import { ApiError, api } from "./api.js";
 import { emptyTab } from "./empty.js";
-import { bandChart, lineChart, when } from "./charts.js";
+import { bandChart, chartWidth, lineChart, when } from "./charts.js";
 import { formatCount, formatMean, formatMetric, formatMoney } from "./format.js";
 
 // The metrics charted first (guardrail metrics go before these); the rest are folded.
@@ -250,10 +250,7 @@ export async function loadAbs(target, openSession) {
     return;
   }
   const series = Object.fromEntries(((timeline && timeline.experiments) || []).map((t) => [t.name, t]));
-  // Charts are drawn at the width of their grid column (one column below 852 px, two
-  // above; see .charts in style.css), so their text is not scaled down on any screen.
-  const inner = (target.clientWidth || 800) - 34;
-  const width = Math.max(280, (inner >= 852 ? (inner - 12) / 2 : inner) - 18);
+  const width = chartWidth(target);
   const parts = experiments.map((x) => experimentBox(x, series[x.name], width));
   const sessions = el("section", "surface-section");
   sessions.append(el("h2", "", "Enrolled sessions"));

@@ -10,6 +10,13 @@ const SVG = "http://www.w3.org/2000/svg";
 const HEIGHT = 190;
 const PAD = { top: 12, right: 12, bottom: 26, left: 64 };
 
+// The width to draw a chart at inside `target`: its grid column (one column below 852 px,
+// two above; see .charts in style.css), so the charts' text is never scaled down.
+export function chartWidth(target) {
+  const inner = (target.clientWidth || 800) - 34;
+  return Math.max(280, (inner >= 852 ? (inner - 12) / 2 : inner) - 18);
+}
+
 function svg(tag, attrs = {}, cls) {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
@@ -54,7 +61,7 @@ function ticks(lo, hi, count = 4) {
 }
 
 // The frame both charts share: scales, grid, axes. `xs` are times in ms.
-function frame(width, xs, lo, hi, formatY) {
+function frame(width, xs, lo, hi, formatY, formatX) {
   const w = Math.max(280, Math.round(width));
   const root = svg("svg", { viewBox: `0 0 ${w} ${HEIGHT}`, width: w, height: HEIGHT, role: "img" }, "chart-svg");
   const x0 = Math.min(...xs);
@@ -77,7 +84,7 @@ function frame(width, xs, lo, hi, formatY) {
   const span = x1 - x0;
   for (const [t, anchor] of [[x0, "start"], [x1, "end"]]) {
     const label = svg("text", { x: x(t), y: HEIGHT - 8, "text-anchor": x1 === x0 ? "middle" : anchor }, "chart-tick");
-    label.textContent = clock(t, span);
+    label.textContent = formatX ? formatX(t) : clock(t, span);
     axes.append(label);
     if (x1 === x0) break;
   }
@@ -191,24 +198,31 @@ export function bandChart(points, options) {
 }
 
 // Lines over time, one per series: [{name, points: [{at, value}]}], drawn as steps
-// (cumulative counts change only when something happens).
+// (cumulative counts change only when something happens), or with `steps: false` as
+// straight lines with a dot per point (a trend across runs). `lo`/`hi` widen the y range;
+// `formatX(ms)` names the first and last x (times by default).
 export function lineChart(series, options) {
   const fmt = options.format;
   const all = series.flatMap((s) => s.points);
   const xs = all.map((p) => Date.parse(p.at));
-  const values = [0, ...all.map((p) => p.value)];
-  const f = frame(options.width, xs, Math.min(...values), Math.max(...values), fmt);
+  const values = [0, ...all.map((p) => p.value), ...[options.lo, options.hi].filter((v) => typeof v === "number")];
+  const f = frame(options.width, xs, Math.min(...values), Math.max(...values), fmt, options.formatX);
   const legend = el("p", "chart-legend muted");
   series.forEach((s, i) => {
     const cls = `series-${i % 4}`;
     const pts = [];
     for (const p of s.points) {
       const px = f.x(Date.parse(p.at));
-      if (pts.length) pts.push([px, pts[pts.length - 1][1]]);
+      if (pts.length && options.steps !== false) pts.push([px, pts[pts.length - 1][1]]);
       pts.push([px, f.y(p.value)]);
     }
     const g = svg("g", {}, `chart-series ${cls}`);
     g.append(svg("path", { d: pathOf(pts) }, "chart-line"));
+    if (options.steps === false) {
+      for (const p of s.points.slice(0, -1)) {
+        g.append(svg("circle", { cx: f.x(Date.parse(p.at)), cy: f.y(p.value), r: 3 }, "chart-dot"));
+      }
+    }
     const lastP = s.points[s.points.length - 1];
     if (lastP) {
       g.append(titled(svg("circle", { cx: f.x(Date.parse(lastP.at)), cy: f.y(lastP.value), r: 3.5 }, "chart-dot"),

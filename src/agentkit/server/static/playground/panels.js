@@ -8,6 +8,8 @@ import { EMPTY, emptyTab, initEmpty } from "./empty.js";
 import { toolForm } from "./toolform.js";
 import { formatCount, formatMoney } from "./format.js";
 import { loadAbs } from "./abs.js";
+import { evalHistory } from "./evalhistory.js";
+import { chartWidth } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
@@ -294,7 +296,8 @@ async function loadEvals() {
     details.open = run.status === "running";
     runBox.append(details);
   }
-  target.replaceChildren(box, runBox);
+  const history = evalHistory(listing, runs.runs, chartWidth(target));
+  target.replaceChildren(...[box, history, runBox].filter(Boolean));
   clearTimeout(evalTimer);
   if (runs.activeRunId && !$("panel-evals").hidden) evalTimer = setTimeout(loadEvals, 1500);
 }
