@@ -101,7 +101,9 @@ function pathOf(points) {
 function vmark(f, t, cls, label) {
   const g = svg("g", {}, cls);
   g.append(svg("line", { x1: f.x(t), x2: f.x(t), y1: f.top, y2: f.bottom }));
-  const text = svg("text", { x: f.x(t) + 3, y: f.top + 10 }, "chart-mark-label");
+  // Near the right edge the label goes to the left of its line, so it is never cut off.
+  const right = f.x(t) > f.w - 110;
+  const text = svg("text", { x: f.x(t) + (right ? -3 : 3), y: f.top + 10, "text-anchor": right ? "end" : "start" }, "chart-mark-label");
   text.textContent = label.split(":")[0];
   g.append(text);
   return titled(g, label);
@@ -200,7 +202,8 @@ export function bandChart(points, options) {
 // Lines over time, one per series: [{name, points: [{at, value}]}], drawn as steps
 // (cumulative counts change only when something happens), or with `steps: false` as
 // straight lines with a dot per point (a trend across runs). `lo`/`hi` widen the y range;
-// `formatX(ms)` names the first and last x (times by default).
+// `formatX(ms)` names the first and last x (times by default); `marks: [{at, label}]`
+// draws vertical markers (named `marksLabel` in the legend).
 export function lineChart(series, options) {
   const fmt = options.format;
   const all = series.flatMap((s) => s.points);
@@ -231,6 +234,11 @@ export function lineChart(series, options) {
     f.root.append(g);
     legend.append(el("span", `key key-series ${cls}`, s.name));
   });
+  for (const m of options.marks || []) {
+    const t = Date.parse(m.at);
+    if (!Number.isNaN(t)) f.root.append(vmark(f, Math.min(Math.max(t, Math.min(...xs)), Math.max(...xs)), m.cls || "chart-pause", m.label));
+  }
+  if ((options.marks || []).length) legend.append(el("span", "key key-pause", options.marksLabel || "marked"));
   // Hover columns over the merged times: every series' value at that time.
   const times = [...new Set(xs)].sort((a, b) => a - b);
   const at = (s, t) => {

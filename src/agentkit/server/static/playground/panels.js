@@ -8,11 +8,12 @@ import { EMPTY, emptyTab, initEmpty } from "./empty.js";
 import { toolForm } from "./toolform.js";
 import { formatCount, formatMoney } from "./format.js";
 import { loadAbs } from "./abs.js";
+import { loadUsage } from "./usage.js";
 import { evalHistory } from "./evalhistory.js";
 import { chartWidth } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
-const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
+const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "usage", "dev"];
 let ctx = null;
 let logsTimer = null;
 let logsCursor = 0;
@@ -66,6 +67,7 @@ export function showPanel(name) {
   if (name === "logs") startLogs();
   if (name === "evals") loadEvals();
   if (name === "abs") loadAbs($("abs"), ctx.openSession);
+  if (name === "usage") loadUsage($("usage"));
   if (name === "dev") loadDev();
   if (name === "surface") loadSurface(ctx.getInfo(), ctx.getMeta());
 }
