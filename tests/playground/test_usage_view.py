@@ -139,6 +139,11 @@ def test_usage_over_http_who_sees_what(seeded: Served) -> None:
     daily = get(seeded, ADMIN, bucket="day").json()
     assert sum(b["turns"] for b in daily["buckets"]) == everyone["total"]["turns"]
     assert get(seeded, ADMIN, channel="nope").json()["buckets"] == []
+    assert get(seeded, ADMIN, since="2999-01-01T00:00:00Z").json()["buckets"] == []
+    first, last = everyone["buckets"][0]["start"], everyone["buckets"][-1]["start"]
+    window = get(seeded, ADMIN, since=first, until=last).json()
+    assert [b["start"] for b in window["buckets"]] == [b["start"] for b in everyone["buckets"][:-1]]
+    assert get(seeded, ADMIN, since="yesterday").status_code == 400
     b = everyone["buckets"][0]
     assert b["latencyP50Ms"] <= b["latencyP95Ms"] and b["costUsd"] > 0
 

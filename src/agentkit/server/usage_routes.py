@@ -9,6 +9,7 @@ session listing does). `?channel=` keeps one channel's sessions; `?since=` and `
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -16,6 +17,7 @@ from fastapi import APIRouter, Depends, Query
 from agentkit.costs import parse_budget
 from agentkit.engine.fleet import listing_owner
 from agentkit.errors import BadRequest, HttpError
+from agentkit.events import iso_utc
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
@@ -82,10 +84,6 @@ def _bound(raw: str | None, name: str) -> str | None:
     """An ISO-8601 bound in the events' own form (UTC, milliseconds, `Z`)."""
     if raw is None:
         return None
-    from datetime import UTC, datetime
-
-    from agentkit.events import iso_utc
-
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
