@@ -351,3 +351,26 @@ def test_a_budget_parks_the_turn_and_the_approvals_route_continues_it(tmp_path: 
             )
     finally:
         served.stop()
+
+
+def test_the_timeline_route_takes_the_same_auth_and_ends_at_the_readout(served: Served) -> None:
+    url = served.url
+    with client_for(TOKENS[0]) as c:
+        for i in range(3):
+            run_session(c, url, f"timeline weather {i}")
+        timeline = c.get(f"{url}/v1/abs/timeline")
+        readout = c.get(f"{url}/v1/abs")
+        unknown = c.get(f"{url}/v1/abs/timeline", params={"experiment": "nope"})
+        one = c.get(f"{url}/v1/abs/timeline", params={"experiment": "tone", "maxPoints": 2})
+    assert httpx.get(f"{url}/v1/abs/timeline", timeout=30).status_code == 401
+    assert timeline.status_code == 200, timeline.text
+    assert unknown.status_code == 404 and unknown.json()["error"] == "experiment_not_found"
+    got = {x["name"]: x for x in timeline.json()["experiments"]}
+    assert set(got) == {"tone", "per_user"}
+    for x in readout.json()["experiments"]:
+        for arm, totals in x["arms"].items():
+            series = got[x["name"]]["arms"][arm]
+            last = series[-1] if series else {"sessions": 0, "turns": 0}
+            assert (last["sessions"], last["turns"]) == (totals["sessions"], totals["turns"])
+    assert [x["name"] for x in one.json()["experiments"]] == ["tone"]
+    assert all(len(s) <= 2 for s in one.json()["experiments"][0]["arms"].values())

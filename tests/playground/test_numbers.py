@@ -39,8 +39,21 @@ CASES: list[tuple[str, Any, str]] = [
     ("formatMs", 2400, "2.40 s"),
     ("formatMs", 0.4, "<1 ms"),
     ("formatMs", 185_000, "3 min 5 s"),
+    ("formatMs", 0, "0 ms"),
     ("formatMean", None, ""),
     ("formatMoney", "x", ""),
+]
+
+
+METRIC_CASES: list[tuple[str, float, str]] = [
+    ("completed", 0.9, "90%"),
+    ("failed", 0.0123, "1.2%"),
+    ("costUsd", 0.012345, "$0.0123"),
+    ("costUsd", -0.0051, "-$0.0051"),
+    ("latencyMs", 840, "840 ms"),
+    ("latencyMs", -26, "-26 ms"),
+    ("inputTokens", 1971.3, "1,971"),
+    ("steps", 2.25, "2.25"),
 ]
 
 
@@ -57,6 +70,15 @@ def test_the_formatter_writes_numbers_for_people(serve: ServeFactory, page_facto
     assert list(zip([(n, v) for n, v, _ in CASES], got, strict=True)) == [
         ((n, v), want) for n, v, want in CASES
     ]
+    # A metric's mean in its own unit: the A/Bs tab's tables and charts print these.
+    got = page.evaluate(
+        """async (cases) => {
+          const f = await import(new URL("assets/format.js", location.href + "/").href);
+          return cases.map(([metric, input]) => f.formatMetric(metric, input));
+        }""",
+        [[m, v] for m, v, _ in METRIC_CASES],
+    )
+    assert got == [want for _, _, want in METRIC_CASES]
 
 
 def test_the_abs_tab_prints_no_four_decimal_means(
@@ -83,5 +105,6 @@ def test_the_abs_tab_prints_no_four_decimal_means(
     page.get_by_role("tab", name="A/Bs").click()
     page.locator("#abs").get_by_role("heading", name="review-style").wait_for()
     text = page.locator("#abs").inner_text()
-    assert "1,971" in text and "0.9" in text
+    # A mean count reads as a count; the share of turns completed as a percentage.
+    assert "1,971" in text and "90%" in text
     assert not re.search(r"\d\.\d{4}\b", text), text

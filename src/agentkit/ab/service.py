@@ -13,9 +13,10 @@ from typing import Any
 
 from agentkit.ab.fold import SessionFold, fold_session
 from agentkit.ab.report import Aggregate, report, session_rows
+from agentkit.ab.timeline import MAX_POINTS, timeline
 from agentkit.authoring.ab import AbConfig, AbDefinition
 from agentkit.engine.service import AgentService
-from agentkit.errors import HttpError
+from agentkit.errors import HttpError, NotFound
 from agentkit.sessions import Principal
 
 SCANNER = Principal("agentkit:ab", admin=True)
@@ -78,6 +79,16 @@ class AbService:
             # The totals came from the snapshot: read only the newest sessions for the rows.
             visible = await _newest(self.service, caller, limit)
         body = report(self.experiments, agg, session_rows(visible, limit), config)
+        return {"ok": True, **body}
+
+    async def timeline(
+        self, *, experiment: str | None = None, max_points: int = MAX_POINTS
+    ) -> dict[str, Any]:
+        """The report replayed over time (every stream read: no snapshot holds history)."""
+        if experiment is not None and experiment not in self.experiments:
+            raise NotFound(f"no A/B experiment {experiment[:80]!r}", code="experiment_not_found")
+        folds = await fold_all(self.service)
+        body = timeline(self.experiments, folds, experiment=experiment, max_points=max_points)
         return {"ok": True, **body}
 
 

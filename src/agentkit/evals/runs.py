@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentkit.errors import Conflict, HttpError, InvalidId, NotFound
+from agentkit.evals.baseline import load_baseline
 from agentkit.evals.runner import CaseResult, EvalRunner, select
 from agentkit.project.bundle import AgentBundle
 from agentkit.store._fs import write_atomic
@@ -36,6 +37,7 @@ __all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository", "StoreRu
 
 log = logging.getLogger("agentkit.evals")
 RUN_DIR = "eval-runs"
+BASELINE_FILE = "evals/baseline.json"  # relative to the project root
 RunnerFactory = Callable[[AgentBundle], EvalRunner]
 Launcher = Callable[[str], Awaitable[None]]
 # Longer than the turn function may run (15 minutes): a remote run still `running` after
@@ -205,7 +207,20 @@ class EvalRunService:
                 "maxPlaygroundRuns": self.config.max_playground_runs,
                 "durableRuns": self.durable,
             },
+            "baseline": self.baseline(),
         }
+
+    def baseline(self) -> dict[str, dict[str, Any]] | None:
+        """The project's committed baseline (`evals/baseline.json`, as written by `agentkit
+        eval --baseline evals/baseline.json --update-baseline`), or None without one."""
+        path = Path(self.bundle.root) / BASELINE_FILE
+        if not path.is_file():
+            return None
+        try:
+            return load_baseline(path)
+        except (OSError, ValueError):
+            log.warning("ignoring %s: not an eval baseline", path)
+            return None
 
     async def recover(self) -> None:
         """Runs left `running` by a dead process end `failed` (their task is gone)."""

@@ -1,10 +1,11 @@
-"""`GET /v1/abs`: live A/B assignments and per-arm results, folded from the streams."""
+"""`GET /v1/abs` (live A/B assignments and per-arm results) and `GET /v1/abs/timeline`
+(the same readout over time), folded from the streams."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
@@ -30,6 +31,26 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         experiments: dict[str, Any] = getattr(service, "experiments", {})
         snapshot = getattr(mount.host, "ab_snapshot", None)
         body = await AbService(service, experiments, snapshot=snapshot).report(caller)
+        return JSONResponse(body)
+
+    @router.get("/v1/abs/timeline")
+    async def abs_timeline(
+        caller: Caller,
+        experiment: Annotated[str | None, Query(max_length=200)] = None,
+        max_points: Annotated[int, Query(alias="maxPoints", ge=2, le=1000)] = 200,
+    ) -> JSONResponse:
+        """The readout over time, replayed from the recorded turns in time order: per
+        comparison (arm against control, per metric) the confidence sequence after each
+        turn (`estimate`, `lower`, `upper`, samples `n`, `at`), sessions and turns per arm,
+        each guardrail's limit and its arm's sequence, and the pauses. The last point of a
+        series is the current readout of `GET /v1/abs`. At most `maxPoints` per series."""
+        from agentkit.ab.service import AbService
+
+        del caller  # any caller: like the arm totals of `GET /v1/abs`, no session is shown
+        experiments: dict[str, Any] = getattr(service, "experiments", {})
+        body = await AbService(service, experiments).timeline(
+            experiment=experiment, max_points=max_points
+        )
         return JSONResponse(body)
 
     return router

@@ -34,6 +34,7 @@ from agentkit.server.routing import built_routes, install_router
 from agentkit.server.schemas import ErrorBody
 from agentkit.server.session_routes import session_router
 from agentkit.server.state import ServerState
+from agentkit.server.usage_routes import usage_router
 from agentkit.version import __version__
 
 OPENAPI_URL = "/v1/openapi.json"
@@ -118,6 +119,7 @@ def create_app(
             tool_router(mount, options),
             meta_router(mount, options, buffer),
             ab_router(mount, options),
+            usage_router(mount, options),
             home_router(mount, options),
         ):
             install_router(app, router, responses=ERROR_RESPONSES)

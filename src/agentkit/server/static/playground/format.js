@@ -47,8 +47,32 @@ export function formatUsage(usage) {
 // A duration for people: "840 ms", "2.4 s", "3 min 5 s"; "" when unknown.
 export function formatMs(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return "";
+  if (ms === 0) return "0 ms";
   if (ms < 1) return "<1 ms";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+// The A/B metrics that are shares of turns (a mean of 0/1 per turn): printed as rates.
+const RATE_METRICS = new Set(["completed", "failed", "deniedApproval", "failureRate", "completionRate", "deniedApprovalRate"]);
+const MONEY_METRICS = new Set(["costUsd", "costPerTurn"]);
+
+// A per-turn metric's mean (or a difference of means) in the metric's own unit:
+// completed 0.9 -> "90%", costUsd 0.0123 -> "$0.0123", latencyMs 840 -> "840 ms",
+// inputTokens 1971.3 -> "1,971".
+export function formatMetric(metric, value) {
+  if (typeof value !== "number" || !Number.isFinite(value)) return "";
+  if (RATE_METRICS.has(metric)) return formatRate(value);
+  if (MONEY_METRICS.has(metric)) return formatMoney(value);
+  if (metric === "latencyMs") return value < 0 ? `-${formatMs(-value)}` : formatMs(value);
+  return formatMean(value);
+}
+
+// A metric's unit in words, for chart axes and summaries.
+export function metricUnit(metric) {
+  if (RATE_METRICS.has(metric)) return "share of turns";
+  if (MONEY_METRICS.has(metric)) return "dollars per turn";
+  if (metric === "latencyMs") return "time per turn";
+  return "per turn";
 }

@@ -6,10 +6,14 @@ import { channelRoutes } from "./routes.js";
 import { highlight } from "./highlight.js";
 import { EMPTY, emptyTab, initEmpty } from "./empty.js";
 import { toolForm } from "./toolform.js";
-import { formatCount, formatMean, formatMoney } from "./format.js";
+import { formatCount, formatMoney } from "./format.js";
+import { loadAbs } from "./abs.js";
+import { loadUsage } from "./usage.js";
+import { evalHistory } from "./evalhistory.js";
+import { chartWidth } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
-const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "dev"];
+const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "usage", "dev"];
 let ctx = null;
 let logsTimer = null;
 let logsCursor = 0;
@@ -62,7 +66,8 @@ export function showPanel(name) {
   if (name === "sessions") loadSessions();
   if (name === "logs") startLogs();
   if (name === "evals") loadEvals();
-  if (name === "abs") loadAbs();
+  if (name === "abs") loadAbs($("abs"), ctx.openSession);
+  if (name === "usage") loadUsage($("usage"));
   if (name === "dev") loadDev();
   if (name === "surface") loadSurface(ctx.getInfo(), ctx.getMeta());
 }
@@ -285,7 +290,7 @@ async function loadEvals() {
   runBox.append(el("h2", "", "Runs"));
   if (!runs.runs.length) runBox.append(el("p", "muted", "No runs yet."));
   for (const run of runs.runs) {
-    const counts = run.counts ? Object.entries(run.counts).map(([k, v]) => `${k} ${v}`).join(" · ") : "";
+    const counts = run.counts ? Object.entries(run.counts).map(([k, v]) => `${k} ${formatCount(v)}`).join(" · ") : "";
     const cases = el("ul", "cases");
     for (const c of run.cases || []) cases.append(el("li", `case ${c.status}`, `${c.status} · ${c.id}`));
     for (const error of run.errors || []) cases.append(el("li", "error", error));
@@ -293,117 +298,10 @@ async function loadEvals() {
     details.open = run.status === "running";
     runBox.append(details);
   }
-  target.replaceChildren(box, runBox);
+  const history = evalHistory(listing, runs.runs, chartWidth(target));
+  target.replaceChildren(...[box, history, runBox].filter(Boolean));
   clearTimeout(evalTimer);
   if (runs.activeRunId && !$("panel-evals").hidden) evalTimer = setTimeout(loadEvals, 1500);
-}
-
-// ---- A/Bs ----------------------------------------------------------------------------
-
-function table(rows) {
-  if (!rows.length) return el("p", "muted", "Nothing yet.");
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const t = el("table");
-  const head = el("tr");
-  for (const k of keys) head.append(el("th", "", k));
-  t.append(head);
-  for (const r of rows) {
-    const tr = el("tr");
-    for (const k of keys) {
-      const v = r[k];
-      tr.append(el("td", "", v !== null && typeof v === "object" ? JSON.stringify(v) : v ?? ""));
-    }
-    t.append(tr);
-  }
-  const wrap = el("div", "table-wrap");
-  wrap.append(t);
-  return wrap;
-}
-
-const ARM_METRICS = ["completed", "failed", "steps", "toolCalls", "costUsd", "inputTokens", "outputTokens"];
-
-function num(value) {
-  if (typeof value !== "number") return value ?? "";
-  return Number.isInteger(value) ? formatCount(value) : formatMean(value);
-}
-
-function experimentBox(x) {
-  const box = el("section", "surface-section");
-  box.append(el("h2", "", x.name));
-  const weights = Object.entries(x.weights || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
-  box.append(el("p", "muted", [x.description, `control ${x.control}`, weights, x.sticky ? "sticky" : ""]
-    .filter(Boolean).join(" — ")));
-  const arms = Object.entries(x.arms || {}).map(([arm, t]) => {
-    const row = { arm, sessions: t.sessions, turns: t.turns };
-    for (const m of ARM_METRICS) if (t.means && m in t.means) row[`mean ${m}`] = num(t.means[m]);
-    if (x.paused && x.paused[arm]) row.paused = "yes";
-    return row;
-  });
-  box.append(el("div", "label", "Arms"), table(arms));
-  const comparisons = [];
-  for (const [arm, metrics] of Object.entries(x.comparisons || {})) {
-    for (const [metric, c] of Object.entries(metrics || {})) {
-      comparisons.push({
-        arm, metric, status: c.status,
-        difference: c.difference === undefined ? "" : `${num(c.difference)} [${num(c.lower)}, ${num(c.upper)}]`,
-        samples: Array.isArray(c.samples) ? c.samples.join(" / ") : c.samples ?? "",
-      });
-    }
-  }
-  if (comparisons.length) {
-    // Folded while every metric still lacks data; open once there is a result to read.
-    const fold = el("details", "fold");
-    fold.open = comparisons.some((c) => c.status !== "not enough data");
-    fold.append(el("summary", "label", `Against ${x.control} (${comparisons.length} metrics)`));
-    fold.append(table(comparisons));
-    box.append(fold);
-  }
-  if (x.guardrails && x.guardrails.length) box.append(el("div", "label", "Guardrails"), table(x.guardrails));
-  if (x.srm) {
-    const observed = Object.entries(x.srm.observed || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
-    const p = typeof x.srm.pValue === "number" ? formatMean(x.srm.pValue) : "?";
-    const verdict = x.srm.flagged ? "the split looks wrong" : "the split looks as configured";
-    box.append(el("p", x.srm.flagged ? "error" : "muted", `Split check: ${observed} (p = ${p}): ${verdict}`));
-  }
-  return box;
-}
-
-async function loadAbs() {
-  const target = $("abs");
-  let data;
-  try {
-    data = await api("/v1/abs");
-  } catch (error) {
-    unavailable(target, "A/B metrics", error);
-    return;
-  }
-  const parts = [];
-  const experiments = data.experiments || [];
-  if (!experiments.length) {
-    target.replaceChildren(emptyTab("abs"));
-    return;
-  }
-  for (const x of experiments) parts.push(experimentBox(x));
-  const sessions = el("section", "surface-section");
-  sessions.append(el("h2", "", "Enrolled sessions"));
-  const rows = (data.sessions || []).map((r) => ({
-    session: r.sessionId,
-    arms: Object.entries(r.assignments || {}).map(([k, v]) => `${k}=${v}`).join(", "),
-    turns: r.turns,
-    failed: r.failedTurns,
-    cost: r.costUsd == null ? "" : `$${num(r.costUsd)}`,
-  }));
-  const tableNode = table(rows);
-  for (const cell of tableNode.querySelectorAll("tr td:first-child")) {
-    const sid = cell.textContent;
-    cell.replaceChildren(button(sid, () => ctx.openSession(sid), "link"));
-  }
-  sessions.append(tableNode);
-  parts.push(sessions);
-  const config = Object.entries(data.config || {}).map(([k, v]) => `${k} ${v}`).join(" · ");
-  if (data.method) parts.push(el("p", "muted", data.method));
-  if (config) parts.push(el("p", "muted", `Config: ${config}`));
-  target.replaceChildren(...parts);
 }
 
 // ---- dev -----------------------------------------------------------------------------
