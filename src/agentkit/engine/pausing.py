@@ -123,10 +123,15 @@ async def refuse_switched(switch: PauseSwitch | None) -> None:
         raise AgentPaused()
 
 
-async def refuse_message(ports: SessionPorts, session_id: str) -> None:
-    """Everything that refuses a message to an existing session: the switch, then a pause."""
+async def refuse_message(ports: SessionPorts, session_id: str) -> list[Event]:
+    """Everything that refuses a message to an existing session: the switch, then a pause.
+
+    Returns the session's events it read, for the rest of the request (`settle(events=...)`)
+    to go on from, so accepting a follow-up reads the log once."""
     await refuse_switched(ports.switch)
-    refuse_paused(await ports.store.read(session_id))
+    events = await ports.store.read(session_id)
+    refuse_paused(events)
+    return events
 
 
 async def turn_held(ports: SessionPorts, events: Sequence[Event]) -> str | None:
