@@ -21,13 +21,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from agentkit.engine.fleet_switch import RETRY_AFTER, PauseSwitch
 from agentkit.engine.folds.conversation import open_turns
 from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts
+from agentkit.engine.service import PauseOutcome, PauseStatus
 from agentkit.engine.settling import abandon_parked
 from agentkit.engine.turn.ending import KILLED, KILLED_ERROR, session_failed
 from agentkit.errors import Conflict, HttpError
@@ -41,7 +40,6 @@ from agentkit.events import (
 )
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
 
-PauseStatus = Literal["running", "paused", "killed"]
 SESSION_PAUSED = "session paused"
 SESSION_KILLED = KILLED_ERROR
 AGENT_PAUSED = "agent paused"
@@ -143,14 +141,6 @@ async def turn_held(ports: SessionPorts, events: Sequence[Event]) -> str | None:
     if ports.switch is not None and (await ports.switch.read()).on:
         return AGENT_PAUSED
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class PauseOutcome:
-    """What a pause, resume or kill found and did (`changed`: it recorded something)."""
-
-    status: PauseStatus
-    changed: bool
 
 
 async def pause(ports: SessionPorts, record: SessionRecord, principal: Principal) -> PauseOutcome:

@@ -21,6 +21,7 @@ from agentkit.engine.agent_parts import AgentParts, Bundle
 from agentkit.engine.approvals import record_decision
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.local_turns import LocalTurns
 from agentkit.engine.pausing import refuse_paused
 from agentkit.engine.ports import SessionPorts
@@ -39,7 +40,7 @@ from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Principal, SessionRecord, SessionStatus
-from agentkit.store.base import Page, SessionFolders, Store
+from agentkit.store.base import ClaimStore, Page, SessionFolders, Store
 from agentkit.store.listing import StartedWindow
 
 if TYPE_CHECKING:
@@ -124,6 +125,16 @@ class AgentRuntime:
     @fanout.setter
     def fanout(self, fanout: Fanout | None) -> None:
         self.ports.fanout = fanout
+
+    @property
+    def switch(self) -> PauseSwitch | None:
+        """The agent's kill switch (hosts plug it into `ports.switch`)."""
+        return self.ports.switch
+
+    @property
+    def claims(self) -> ClaimStore:
+        """Where idempotency records are kept: the store (`service.KeepsClaims`)."""
+        return self.ports.store
 
     @property
     def lease_ttl(self) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
@@ -27,9 +27,8 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         # Imported here: the report's statistics load on the first A/B request only.
         from agentkit.ab.service import AbService
 
-        experiments: dict[str, Any] = getattr(service, "experiments", {})
         snapshot = getattr(mount.host, "ab_snapshot", None)
-        body = await AbService(service, experiments, snapshot=snapshot).report(caller)
+        body = await AbService(service, service.experiments, snapshot=snapshot).report(caller)
         return JSONResponse(body)
 
     return router

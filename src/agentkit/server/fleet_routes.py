@@ -8,7 +8,7 @@ live in `engine.pausing` and `engine.fleet_switch`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict
@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 from starlette.responses import Response
 
 from agentkit.engine.fleet_switch import PauseSwitch, SwitchState
-from agentkit.engine.pausing import PauseOutcome
+from agentkit.engine.service import AgentService, PauseOutcome
 from agentkit.errors import Conflict, Forbidden
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
@@ -60,7 +60,8 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         ) -> PauseResult | Response:
             async def work() -> PauseResult:
                 sid = known_session_id(session_id)
-                outcome: PauseOutcome = await getattr(service, action)(sid, principal=caller)
+                control = {"pause": service.pause, "resume": service.resume, "kill": service.kill}
+                outcome = await control[action](sid, principal=caller)
                 return pause_result(sid, outcome)
 
             return await answer_once(request, service, caller, f"session_{action}", work)
@@ -106,12 +107,11 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     return router
 
 
-def _switch(service: Any, caller: Principal) -> PauseSwitch:
+def _switch(service: AgentService, caller: Principal) -> PauseSwitch:
     if not caller.admin:
         raise Forbidden("only an admin may read or flip the agent's kill switch")
-    ports = getattr(service, "ports", None)
-    switch = getattr(ports, "switch", None)
-    if not isinstance(switch, PauseSwitch):
+    switch = service.switch
+    if switch is None:
         raise Conflict("this host has no kill switch", code="switch_unavailable")
     return switch
 
