@@ -21,7 +21,8 @@ from agentkit.errors import Conflict, Forbidden
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
-from agentkit.server.session_routes import Caller, SessionIdPath, known_session_id
+from agentkit.server.session_routes import Caller, SessionIdPath
+from agentkit.server.state import known_session_id
 from agentkit.sessions import Principal
 
 
