@@ -269,24 +269,29 @@ class SessionOps:
     # -- lease and interrupt ---------------------------------------------------------------
 
     async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
-        validate_session_id(session_id)
-        now = self._clock()
-        lost = await self._update_session(
+        return await self._write_lease(
             session_id,
+            holder,
+            ttl,
             "SET #h = :h, #e = :e",
-            f"{_EXISTS} AND (attribute_not_exists(#h) OR #h = :h OR #e <= :now)",
-            _LEASE_NAMES,
-            {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
+            "attribute_not_exists(#h) OR #h = :h OR #e <= :now",
         )
-        return lost is None
 
     async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        return await self._write_lease(
+            session_id, holder, ttl, "SET #e = :e", "#h = :h AND #e > :now"
+        )
+
+    async def _write_lease(
+        self, session_id: str, holder: str, ttl: float, update: str, condition: str
+    ) -> bool:
+        """Write the lease (`#h`, `#e` = now + `ttl`) if `condition` holds, else False."""
         validate_session_id(session_id)
         now = self._clock()
         lost = await self._update_session(
             session_id,
-            "SET #e = :e",
-            f"{_EXISTS} AND #h = :h AND #e > :now",
+            update,
+            f"{_EXISTS} AND ({condition})",
             _LEASE_NAMES,
             {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
         )
