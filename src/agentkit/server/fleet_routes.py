@@ -8,7 +8,8 @@ live in `engine.pausing` and `engine.fleet_switch`.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict
@@ -67,14 +68,8 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
             return await answer_once(request, service, caller, f"session_{action}", work)
 
-        route.__doc__ = summary
-        router.post(
-            f"/v1/session/{{session_id}}/{action}",
-            response_model=PauseResult,
-            response_model_by_alias=True,
-            openapi_extra=IDEMPOTENT_ROUTE,
-            name=f"session_{action}",
-        )(route)
+        path = f"/v1/session/{{session_id}}/{action}"
+        _add_write(router, path, f"session_{action}", PauseResult, summary, route)
 
     add_session_route("pause", "Pause the session: its turn stops at the next step boundary.")
     add_session_route("resume", "Let a paused session take messages and decisions again.")
@@ -94,18 +89,30 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
             return await answer_once(request, service, caller, f"fleet_{name}", work)
 
-        route.__doc__ = summary
-        router.post(
-            f"/v1/fleet/{name}",
-            response_model=SwitchResult,
-            response_model_by_alias=True,
-            openapi_extra=IDEMPOTENT_ROUTE,
-            name=f"fleet_{name}",
-        )(route)
+        _add_write(router, f"/v1/fleet/{name}", f"fleet_{name}", SwitchResult, summary, route)
 
     add_switch_route(True, "pause", "Turn the kill switch on: every turn stops (admin).")
     add_switch_route(False, "resume", "Lift the kill switch (admin).")
     return router
+
+
+def _add_write(
+    router: APIRouter,
+    path: str,
+    name: str,
+    reply: type[_Reply],
+    summary: str,
+    route: Callable[..., Any],
+) -> None:
+    """Mount a write route (it takes `Idempotency-Key`), documented by `summary`."""
+    route.__doc__ = summary
+    router.post(
+        path,
+        response_model=reply,
+        response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
+        name=name,
+    )(route)
 
 
 def _switch(service: AgentService, caller: Principal) -> PauseSwitch:
