@@ -361,20 +361,8 @@ class SessionOps:
         return codec.reminder_from_item(item) if item else None
 
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
-        kwargs: dict[str, Any] = {
-            "TableName": self._state,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": _PK,
-            "ExpressionAttributeValues": {":pk": codec.s(codec.REMINDER_PK)},
-            "ConsistentRead": True,
-        }
-        found: list[ReminderRecord] = []
-        while True:
-            page = await self._caller.call("query", **kwargs)
-            found.extend(codec.reminder_from_item(i) for i in page.get("Items", []))
-            if not page.get("LastEvaluatedKey"):
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = await self._partition(codec.REMINDER_PK)
+        found = [codec.reminder_from_item(i) for i in items]
         if active_only:
             found = [r for r in found if r.status == "active"]
         return sorted(found, key=lambda r: (r.created_at, r.id))
@@ -407,21 +395,25 @@ class SessionOps:
         return codec.eval_run_from_item(item) if item else None
 
     async def list_eval_runs(self) -> list[dict[str, Any]]:
+        items = await self._partition(codec.EVAL_RUN_PK)
+        return newest_first([codec.eval_run_from_item(i) for i in items])
+
+    async def _partition(self, pk: str) -> list[dict[str, Any]]:
+        """Every item of the state table's partition `pk`, page after page (consistent)."""
         kwargs: dict[str, Any] = {
             "TableName": self._state,
             "KeyConditionExpression": "#pk = :pk",
             "ExpressionAttributeNames": _PK,
-            "ExpressionAttributeValues": {":pk": codec.s(codec.EVAL_RUN_PK)},
+            "ExpressionAttributeValues": {":pk": codec.s(pk)},
             "ConsistentRead": True,
         }
-        found: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = []
         while True:
             page = await self._caller.call("query", **kwargs)
-            found.extend(codec.eval_run_from_item(i) for i in page.get("Items", []))
+            items.extend(page.get("Items", []))
             if not page.get("LastEvaluatedKey"):
-                break
+                return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return newest_first(found)
 
     # -- idempotency -----------------------------------------------------------------------
 
