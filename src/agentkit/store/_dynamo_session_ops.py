@@ -399,21 +399,26 @@ class SessionOps:
         return newest_first([codec.eval_run_from_item(i) for i in items])
 
     async def _partition(self, pk: str) -> list[dict[str, Any]]:
-        """Every item of the state table's partition `pk`, page after page (consistent)."""
-        kwargs: dict[str, Any] = {
-            "TableName": self._state,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": _PK,
-            "ExpressionAttributeValues": {":pk": codec.s(pk)},
-            "ConsistentRead": True,
-        }
+        """Every item of the state table's partition `pk` (a consistent read)."""
+        return await self._query_all(
+            {
+                "TableName": self._state,
+                "KeyConditionExpression": "#pk = :pk",
+                "ExpressionAttributeNames": _PK,
+                "ExpressionAttributeValues": {":pk": codec.s(pk)},
+                "ConsistentRead": True,
+            }
+        )
+
+    async def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every item a query finds, page after page."""
         items: list[dict[str, Any]] = []
         while True:
             page = await self._caller.call("query", **kwargs)
             items.extend(page.get("Items", []))
             if not page.get("LastEvaluatedKey"):
                 return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
 
     # -- idempotency -----------------------------------------------------------------------
 
