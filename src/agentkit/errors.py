@@ -94,6 +94,8 @@ class HttpError(AgentkitError):
         if code is not None:
             self.code = code
         self.extra = extra
+        # Response headers the error asks for (`Retry-After` on a 429 or a 503).
+        self.headers: dict[str, str] = {}
 
     def body(self) -> dict[str, Any]:
         """The JSON body of this error on the wire."""

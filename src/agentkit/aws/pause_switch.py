@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from agentkit.engine.fleet_switch import SwitchState, switched_on
+from agentkit.engine.fleet_switch import SwitchCache, SwitchState, switched_on
 from agentkit.events import now_iso
 
 ON_VALUES = frozenset({"on", "true", "1", "paused"})
@@ -29,24 +29,20 @@ class SsmSwitch:
     def __init__(self, client: Any, name: str, *, cache: float = SSM_CACHE) -> None:
         self._client = client
         self.name = name
-        self._cache = cache
-        self._read_at = -1e18
-        self._state = SwitchState(False)
+        self._cached = SwitchCache(cache)
 
     async def read(self) -> SwitchState:
         now = time.monotonic()
-        if now - self._read_at < self._cache:
-            return self._state
+        kept = self._cached.fresh(now)
+        if kept is not None:
+            return kept
         try:
             raw = await asyncio.to_thread(self._get)
         except Exception:
             # An unreadable switch keeps its last known state: a throttled read must not
             # lift a brake an operator pulled, nor pull one nobody did.
-            self._read_at = now
-            return self._state
-        self._state = parse_value(raw)
-        self._read_at = now
-        return self._state
+            return self._cached.keep(self._cached.state, now)
+        return self._cached.keep(parse_value(raw), now)
 
     async def set(self, on: bool, *, by: str) -> SwitchState:
         value = "on " + json.dumps({"since": now_iso(), "by": by}) if on else "off"
@@ -62,7 +58,7 @@ class SsmSwitch:
                 Type="String",
                 Overwrite=True,
             )
-        self._read_at = -1e18
+        self._cached.forget()
         return await self.read()
 
     def _get(self) -> str | None:

@@ -51,6 +51,15 @@ class Settings:
         step = min(self.backoff_max, self.backoff * 2 ** max(0, failures - 1))
         return float(step * random.uniform(0.5, 1.0))
 
+    def window(self, deadline: float | None, session_id: str) -> float | None:
+        """The stream window to ask for: `stream_window`, cut to what is left of a
+        `deadline` (`TimeoutError` once it has passed)."""
+        window = self.stream_window
+        left = check_deadline(deadline, session_id)
+        if left is not None:
+            window = left if window is None else min(window, left)
+        return window
+
     def stream_timeout(self, window: float | None, left: float | None) -> httpx.Timeout:
         """A stream request's timeouts: reads wait out the window, never past a deadline
         `left` seconds away (so a stream that stalls mid-body cannot outlast it)."""

@@ -31,6 +31,11 @@ def listing_params(
     return params
 
 
+def page_params(query: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+    """The query of one page: the listing's, from `cursor` when there is one."""
+    return {**query, "cursor": cursor} if cursor else dict(query)
+
+
 def _iso(moment: datetime | str) -> str:
     if isinstance(moment, str):
         return moment
@@ -39,4 +44,4 @@ def _iso(moment: datetime | str) -> str:
     return moment.isoformat()
 
 
-__all__ = ["listing_params"]
+__all__ = ["listing_params", "page_params"]

@@ -33,7 +33,7 @@ from agentkit.client._config import (
     write_headers,
 )
 from agentkit.client._errors import ConnectionLost, check, refuse
-from agentkit.client._listing import listing_params
+from agentkit.client._listing import listing_params, page_params
 from agentkit.client._models import Accepted, Approval, SessionSummary, ToolCall
 from agentkit.client._stream import (
     FINAL,
@@ -184,10 +184,7 @@ class Client:
             started_before=started_before,
         )
         while True:
-            params: dict[str, Any] = dict(query)
-            if cursor:
-                params["cursor"] = cursor
-            page = (self._get("/v1/sessions", params)).json()
+            page = (self._get("/v1/sessions", page_params(query, cursor))).json()
             for raw in page.get("sessions", []):
                 yield SessionSummary.from_json(raw)
             cursor = page.get("cursor")
@@ -272,7 +269,7 @@ class Client:
             return
         failures = 0
         while True:
-            window = self._window(cursor, deadline)
+            window = self.settings.window(deadline, cursor.session_id)
             before = cursor.next_index
             try:
                 with self._http.stream(
@@ -312,14 +309,6 @@ class Client:
             failures = 0
             if cursor.next_index == before:
                 time.sleep(pause_within(self.settings.backoff, deadline))
-
-    def _window(self, cursor: Cursor, deadline: float | None) -> float | None:
-        """The window to ask for: the configured one, cut to what is left of a deadline."""
-        window = self.settings.stream_window
-        left = check_deadline(deadline, cursor.session_id)
-        if left is not None:
-            window = left if window is None else min(window, left)
-        return window
 
     def _stop(self, event: Event, cursor: Cursor, until_settled: bool) -> bool:
         if event.type in FINAL:

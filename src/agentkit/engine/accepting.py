@@ -158,7 +158,7 @@ async def follow_up(
         )
     if not token_matches(continuation_token, record.token_hash):
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
-    await refuse_message(rt.ports, record.id)
+    events = await refuse_message(rt.ports, record.id)
     files = check_files(workspace_files)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
     # Clashes with the workspace as it is are refused before the running turn is
@@ -188,7 +188,7 @@ async def follow_up(
     # Only while the presented token is still current may this request interrupt: once
     # a concurrent follow-up with the same token has been accepted, the running turn is
     # that one's, and this request is the loser.
-    await settle(rt.ports, record, rt.settle_timeout, token_hash=old_hash)
+    await settle(rt.ports, record, rt.settle_timeout, token_hash=old_hash, events=events)
     if intent is not None:
         await intent.keep(Accepted(record.id, token, intent.turn_id), old_hash)
     if not await rt.ports.store.rotate_token(record.id, old_hash, new_hash):
@@ -230,7 +230,7 @@ async def follow_up_by_key(
         raise Forbidden("not the owner of this session")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-    await refuse_message(rt.ports, record.id)
+    events = await refuse_message(rt.ports, record.id)
     # The limit a caller's first message met holds for its later ones (an AG-UI thread's
     # next run, a chat's next message), whatever surface names the session by key.
     await check_daily(rt.manifest, rt.ports.store, principal, source)
@@ -238,7 +238,7 @@ async def follow_up_by_key(
         turn_id = await accept_when_idle(rt.ports, record, message, principal, source, on_busy)
         await rt.ports.store.touch_session(record.id)
         return Accepted(record.id, continuation_key, turn_id)
-    await settle(rt.ports, record, rt.settle_timeout)
+    await settle(rt.ports, record, rt.settle_timeout, events=events)
     await rt.ports.store.touch_session(record.id)
     turn_id = await accept(rt.ports, record, message, principal, source, {})
     return Accepted(record.id, continuation_key, turn_id)
@@ -257,8 +257,8 @@ async def deliver(
         raise NotFound(f"no session {session_id[:80]!r}", code="session_not_found")
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
-    await refuse_message(rt.ports, record.id)
-    await settle(rt.ports, record, rt.settle_timeout)
+    events = await refuse_message(rt.ports, record.id)
+    await settle(rt.ports, record, rt.settle_timeout, events=events)
     await rt.ports.store.touch_session(record.id)
     owner = Principal(record.principal or "system")
     turn_id = await accept(rt.ports, record, message, owner, source, {})

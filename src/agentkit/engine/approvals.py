@@ -1,10 +1,15 @@
-"""Recording a decision on a pending approval, then resuming what it parked."""
+"""Approvals and direct tool calls as the runtime offers them, and recording a decision on
+a pending approval, then resuming what it parked.
+
+`approvals`, `resolve_approval` and `call_tool` are bound on `AgentRuntime` as they are
+(the runtime is their `Decider`), so their public signatures are written once, here.
+"""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.engine.folds.pending_approvals import (
     arguments_digest,
@@ -12,15 +17,81 @@ from agentkit.engine.folds.pending_approvals import (
     was_requested,
     was_resolved,
 )
+from agentkit.engine.pausing import refuse_paused
 from agentkit.engine.ports import SessionPorts
-from agentkit.engine.service import Decision
-from agentkit.errors import Conflict, NotFound
+from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
+from agentkit.engine.session_reads import SessionReads
+from agentkit.errors import BadRequest, Conflict, NotFound
 from agentkit.events import ActionApprovalResolved, draft
 from agentkit.sessions import Principal, SessionRecord
+
+if TYPE_CHECKING:
+    from agentkit.engine.tools.calls import ToolEntry
+    from agentkit.engine.tools.direct import DirectCalls
 
 RunDecided = Callable[[SessionRecord, str, str, Mapping[str, Any], str, str], Awaitable[None]]
 """Runs a parked direct call once decided: (record, call id, tool, arguments, decision,
 lease holder); `DirectCalls.run_decided`."""
+
+
+class Decider(Protocol):
+    """What approvals and direct calls take from the runtime."""
+
+    @property
+    def ports(self) -> SessionPorts: ...
+
+    @property
+    def reads(self) -> SessionReads: ...
+
+    @property
+    def tools(self) -> dict[str, ToolEntry]: ...
+
+    @property
+    def direct(self) -> DirectCalls: ...
+
+
+async def approvals(rt: Decider, session_id: str, *, principal: Principal) -> list[PendingApproval]:
+    """The session's pending approvals (the owner's only)."""
+    return await rt.reads.approvals(session_id, principal)
+
+
+async def resolve_approval(
+    rt: Decider, session_id: str, call_id: str, decision: Decision, *, principal: Principal
+) -> None:
+    """Record the decision (bound to the call's arguments) and resume the turn."""
+    if decision not in ("approve", "deny"):
+        raise BadRequest("decision must be 'approve' or 'deny'")
+    record = await rt.reads.owned(session_id, principal)
+    events = await rt.ports.store.read(record.id)
+    refuse_paused(events)
+    if decision == "approve":
+        from agentkit.engine.approval_schema import check_still_valid
+
+        check_still_valid(events, call_id, rt.tools.get)
+    await record_decision(rt.ports, record, call_id, decision, principal, run_decided_by(rt))
+
+
+async def call_tool(
+    rt: Decider,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    *,
+    principal: Principal,
+    session_id: str | None = None,
+) -> ToolCallOutcome:
+    """Run a server tool with no model turn (recorded on the session when given)."""
+    record = None if session_id is None else await rt.reads.owned(session_id, principal)
+    return await rt.direct.call(tool_name, tool_input, record)
+
+
+def run_decided_by(rt: Decider) -> RunDecided:
+    """`rt.direct.run_decided`, with the direct calls built only when a parked direct call
+    is decided (most decisions resume a turn instead)."""
+
+    async def run(*args: Any) -> None:
+        await rt.direct.run_decided(*args)
+
+    return run
 
 
 async def record_decision(
@@ -66,3 +137,14 @@ async def record_decision(
         await ports.store.release_lease(record.id, holder)
     if found.turn_id is not None:
         await ports.dispatcher.dispatch(record.id, found.turn_id)
+
+
+__all__ = [
+    "Decider",
+    "RunDecided",
+    "approvals",
+    "call_tool",
+    "record_decision",
+    "resolve_approval",
+    "run_decided_by",
+]

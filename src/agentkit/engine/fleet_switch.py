@@ -60,22 +60,42 @@ def switched_on(details: str) -> SwitchState:
     )
 
 
+class SwitchCache:
+    """A switch's last known state, kept `ttl` seconds: a turn checks the switch at every
+    step and tool poll, and each switch (file, SSM parameter) is read at most that often."""
+
+    __slots__ = ("_read_at", "state", "ttl")
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self.state = SwitchState(False)
+        self._read_at = -1e18
+
+    def fresh(self, now: float) -> SwitchState | None:
+        """The kept state while it is younger than `ttl` at `now`, else None."""
+        return self.state if now - self._read_at < self.ttl else None
+
+    def keep(self, state: SwitchState, now: float) -> SwitchState:
+        """Keep `state` as read at `now`; returns it."""
+        self.state, self._read_at = state, now
+        return state
+
+    def forget(self) -> None:
+        """The next read asks the switch itself (after a write)."""
+        self._read_at = -1e18
+
+
 class FileSwitch:
     """The switch as a file in a state folder: present means on."""
 
     def __init__(self, root: Path, *, cache: float = SWITCH_CACHE) -> None:
         self.path = root / SWITCH_FILE
-        self._cache = cache
-        self._read_at = -1e18
-        self._state = SwitchState(False)
+        self._cached = SwitchCache(cache)
 
     async def read(self) -> SwitchState:
         now = time.monotonic()
-        if now - self._read_at < self._cache:
-            return self._state
-        self._state = self._load()
-        self._read_at = now
-        return self._state
+        kept = self._cached.fresh(now)
+        return kept if kept is not None else self._cached.keep(self._load(), now)
 
     def _load(self) -> SwitchState:
         try:
@@ -97,7 +117,7 @@ class FileSwitch:
                 tmp.replace(self.path)
         else:
             self.path.unlink(missing_ok=True)
-        self._read_at = -1e18
+        self._cached.forget()
         return await self.read()
 
 
@@ -107,6 +127,7 @@ __all__ = [
     "SWITCH_FILE",
     "FileSwitch",
     "PauseSwitch",
+    "SwitchCache",
     "SwitchState",
     "switched_on",
 ]

@@ -21,13 +21,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from agentkit.engine.fleet_switch import RETRY_AFTER, PauseSwitch
 from agentkit.engine.folds.conversation import open_turns
 from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts
+from agentkit.engine.service import PauseOutcome, PauseStatus
 from agentkit.engine.settling import abandon_parked
 from agentkit.engine.turn.ending import KILLED, KILLED_ERROR, session_failed
 from agentkit.errors import Conflict, HttpError
@@ -41,7 +40,6 @@ from agentkit.events import (
 )
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
 
-PauseStatus = Literal["running", "paused", "killed"]
 SESSION_PAUSED = "session paused"
 SESSION_KILLED = KILLED_ERROR
 AGENT_PAUSED = "agent paused"
@@ -123,10 +121,15 @@ async def refuse_switched(switch: PauseSwitch | None) -> None:
         raise AgentPaused()
 
 
-async def refuse_message(ports: SessionPorts, session_id: str) -> None:
-    """Everything that refuses a message to an existing session: the switch, then a pause."""
+async def refuse_message(ports: SessionPorts, session_id: str) -> list[Event]:
+    """Everything that refuses a message to an existing session: the switch, then a pause.
+
+    Returns the session's events it read, for the rest of the request (`settle(events=...)`)
+    to go on from, so accepting a follow-up reads the log once."""
     await refuse_switched(ports.switch)
-    refuse_paused(await ports.store.read(session_id))
+    events = await ports.store.read(session_id)
+    refuse_paused(events)
+    return events
 
 
 async def turn_held(ports: SessionPorts, events: Sequence[Event]) -> str | None:
@@ -138,14 +141,6 @@ async def turn_held(ports: SessionPorts, events: Sequence[Event]) -> str | None:
     if ports.switch is not None and (await ports.switch.read()).on:
         return AGENT_PAUSED
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class PauseOutcome:
-    """What a pause, resume or kill found and did (`changed`: it recorded something)."""
-
-    status: PauseStatus
-    changed: bool
 
 
 async def pause(ports: SessionPorts, record: SessionRecord, principal: Principal) -> PauseOutcome:

@@ -12,35 +12,33 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentkit.authoring.ab import AbDefinition
 from agentkit.authoring.contexts import HostServices
-from agentkit.engine import accepting, session_controls
+from agentkit.engine import accepting, session_controls, session_reads
+from agentkit.engine import approvals as decisions
 from agentkit.engine.agent_parts import AgentParts, Bundle
-from agentkit.engine.approvals import record_decision
+from agentkit.engine.approvals import run_decided_by
 from agentkit.engine.dispatch import Dispatcher, LocalDispatcher
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.pausing import refuse_paused
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.recovery import recover_all
-from agentkit.engine.service import Decision, PendingApproval, ToolCallOutcome
 from agentkit.engine.session_reads import SessionReads
 from agentkit.engine.settling import stop_turn
-from agentkit.engine.tails import SessionTails, Subscription
+from agentkit.engine.tails import SessionTails
 from agentkit.engine.tools.reconcile import Reconciler
 from agentkit.engine.tools.workspace import default_state_root, seed, write_files
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.engine.turn.run import run_turn
-from agentkit.errors import BadRequest
 from agentkit.events import Event, EventDraft
 from agentkit.models import resolve_model
 from agentkit.models.base import Model
 from agentkit.project.manifest import Manifest
-from agentkit.sessions import Principal, SessionRecord, SessionStatus
-from agentkit.store.base import Page, SessionFolders, Store
-from agentkit.store.listing import StartedWindow
+from agentkit.sessions import Principal, SessionRecord
+from agentkit.store.base import ClaimStore, SessionFolders, Store
 
 if TYPE_CHECKING:
     # The turn machinery (tool table, model loop, direct tool calls) is imported when a
@@ -124,6 +122,16 @@ class AgentRuntime:
     @fanout.setter
     def fanout(self, fanout: Fanout | None) -> None:
         self.ports.fanout = fanout
+
+    @property
+    def switch(self) -> PauseSwitch | None:
+        """The agent's kill switch (hosts plug it into `ports.switch`)."""
+        return self.ports.switch
+
+    @property
+    def claims(self) -> ClaimStore:
+        """Where idempotency records are kept: the store (`service.KeepsClaims`)."""
+        return self.ports.store
 
     @property
     def lease_ttl(self) -> float:
@@ -226,83 +234,22 @@ class AgentRuntime:
         """Interrupt the running (or parked) turn; False when nothing was running."""
         return await stop_turn(self.ports, await self.reads.owned(session_id, principal))
 
-    async def get_session(self, session_id: str, *, principal: Principal) -> SessionRecord:
-        return await self.reads.owned(session_id, principal)
-
-    async def session_by_key(
-        self, channel_id: str, key: str, *, principal: Principal
-    ) -> SessionRecord | None:
-        return await self.reads.by_key(channel_id, key, principal)
-
-    async def list_sessions(
-        self,
-        *,
-        principal: Principal,
-        limit: int = 50,
-        cursor: str | None = None,
-        owner: str | None = None,
-        started: StartedWindow | None = None,
-    ) -> Page:
-        return await self.reads.list_sessions(principal, limit, cursor, owner, started)
-
-    async def session_status(self, session_id: str) -> SessionStatus | None:
-        """A listed session's status (see `SessionReads.status`); None when it is gone."""
-        return await self.reads.status(session_id)
-
-    async def session_cost(self, session_id: str) -> float | None:
-        """A listed session's cost so far in dollars (see `SessionReads.cost`)."""
-        return await self.reads.cost(session_id)
-
-    async def read_events(
-        self, session_id: str, *, principal: Principal, start: int = 0
-    ) -> list[Event]:
-        return await self.reads.events(session_id, principal, start)
-
-    async def follow_events(
-        self, session_id: str, *, principal: Principal, start: int, timeout: float
-    ) -> list[Event]:
-        return await self.reads.follow(session_id, principal, start, timeout)
-
-    async def subscribe_events(
-        self, session_id: str, *, principal: Principal, start: int
-    ) -> Subscription:
-        await self.reads.owned(session_id, principal)
-        return self.tails.subscribe(session_id, start)
+    # Written once, with their public signatures, in `engine.session_reads`.
+    get_session = session_reads.get_session
+    session_by_key = session_reads.session_by_key
+    list_sessions = session_reads.list_sessions
+    session_status = session_reads.session_status
+    session_cost = session_reads.session_cost
+    read_events = session_reads.read_events
+    follow_events = session_reads.follow_events
+    subscribe_events = session_reads.subscribe_events
 
     # ---- approvals and direct tool calls -------------------------------------------
 
-    async def approvals(self, session_id: str, *, principal: Principal) -> list[PendingApproval]:
-        return await self.reads.approvals(session_id, principal)
-
-    async def resolve_approval(
-        self, session_id: str, call_id: str, decision: Decision, *, principal: Principal
-    ) -> None:
-        """Record the decision (bound to the call's arguments) and resume the turn."""
-        if decision not in ("approve", "deny"):
-            raise BadRequest("decision must be 'approve' or 'deny'")
-        record = await self.reads.owned(session_id, principal)
-        events = await self.store.read(record.id)
-        refuse_paused(events)
-        if decision == "approve":
-            from agentkit.engine.approval_schema import check_still_valid
-
-            check_still_valid(events, call_id, self.tools.get)
-        await record_decision(self.ports, record, call_id, decision, principal, self._run_decided)
-
-    async def call_tool(
-        self,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-        *,
-        principal: Principal,
-        session_id: str | None = None,
-    ) -> ToolCallOutcome:
-        """Run a server tool with no model turn (recorded on the session when given)."""
-        record = None if session_id is None else await self.reads.owned(session_id, principal)
-        return await self.direct.call(tool_name, tool_input, record)
-
-    async def _run_decided(self, *args: Any) -> None:
-        await self.direct.run_decided(*args)  # built only when a parked direct call is decided
+    # Written once, with their public signatures, in `engine.approvals`.
+    approvals = decisions.approvals
+    resolve_approval = decisions.resolve_approval
+    call_tool = decisions.call_tool
 
     # ---- turns and recovery --------------------------------------------------------
 
@@ -323,7 +270,7 @@ class AgentRuntime:
         from agentkit.engine.sweeper import sweep
 
         expire = BudgetExpiry(
-            self.ports, lambda: self.manifest.agent.options, self.clock, self._run_decided
+            self.ports, lambda: self.manifest.agent.options, self.clock, run_decided_by(self)
         )
         return await sweep(self.ports, self.session_status, expire, idle_for=idle_for)
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentkit.authoring.ab import AbDefinition
+from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.tails import Subscription
 from agentkit.events import Event
 from agentkit.project.manifest import Manifest
 from agentkit.sessions import Mode, Principal, SessionRecord, SessionStatus
-from agentkit.store.base import Page
+from agentkit.store.base import ClaimStore, Page
 from agentkit.store.listing import StartedWindow
 
 
@@ -60,6 +62,17 @@ class PendingApproval:
     requested_at: str
 
 
+PauseStatus = Literal["running", "paused", "killed"]
+
+
+@dataclass(frozen=True, slots=True)
+class PauseOutcome:
+    """What a pause, resume or kill found and did (`changed`: it recorded something)."""
+
+    status: PauseStatus
+    changed: bool
+
+
 Decision = Literal["approve", "deny"]
 OnBusy = Literal["interrupt", "queue", "reject"]
 
@@ -69,6 +82,16 @@ class AgentService(Protocol):
 
     @property
     def manifest(self) -> Manifest: ...
+
+    @property
+    def experiments(self) -> dict[str, AbDefinition]:
+        """The agent's A/B experiments by name (empty when it has none)."""
+        ...
+
+    @property
+    def switch(self) -> PauseSwitch | None:
+        """The agent's kill switch (`engine.fleet_switch`), None when the host has none."""
+        ...
 
     async def start_session(
         self,
@@ -116,6 +139,18 @@ class AgentService(Protocol):
     async def fork(self, session_id: str, at_index: int, *, principal: Principal) -> Forked:
         """A new session whose history is a copy of events `0..at_index` of this one (the
         owner's only; `BadRequest` outside the stream). See `engine.forking`."""
+        ...
+
+    async def pause(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Pause the session: its turn stops at its next step boundary (`engine.pausing`)."""
+        ...
+
+    async def resume(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """Let a paused session take messages and decisions again."""
+        ...
+
+    async def kill(self, session_id: str, *, principal: Principal) -> PauseOutcome:
+        """End the session for good (`session.failed`, reason `killed`)."""
         ...
 
     async def stop(self, session_id: str, *, principal: Principal) -> bool:
@@ -197,4 +232,16 @@ class AgentService(Protocol):
 
     async def recover(self) -> None:
         """After a restart: end turns whose holder died as `turn.failed`, keep approvals."""
+        ...
+
+
+@runtime_checkable
+class KeepsClaims(Protocol):
+    """Optional, beside `AgentService`: a service whose store keeps claims, where the
+    routes keep the answers of requests made with an `Idempotency-Key`
+    (`engine.idempotency`). `AgentRuntime` is one; without it the header is ignored."""
+
+    @property
+    def claims(self) -> ClaimStore:
+        """The claim role of the service's store."""
         ...

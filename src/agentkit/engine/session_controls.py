@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Protocol
 from agentkit.engine import pausing
 
 if TYPE_CHECKING:
-    from agentkit.engine.pausing import PauseOutcome
     from agentkit.engine.ports import SessionPorts
-    from agentkit.engine.service import Forked
+    from agentkit.engine.service import Forked, PauseOutcome
     from agentkit.engine.session_reads import SessionReads
     from agentkit.project.manifest import Manifest
     from agentkit.sessions import Principal

@@ -1,10 +1,17 @@
 """Reading sessions on a caller's behalf: the ownership check, listings, a listed
-session's status and cost, its events and its pending approvals. Nothing here writes."""
+session's status and cost, its events and its pending approvals. Nothing here writes.
+
+The functions at the end are bound on `AgentRuntime` as they are (the runtime is their
+`Reader`), so their public signatures are written once, here.
+"""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from agentkit.engine.folds.pending_approvals import pending_approvals
 from agentkit.engine.service import PendingApproval
+from agentkit.engine.tails import SessionTails, Subscription
 from agentkit.errors import Forbidden, InvalidId, NotFound, SessionNotFound
 from agentkit.events import Event
 from agentkit.sessions import (
@@ -114,4 +121,77 @@ async def find_by_key(store: Store, channel_id: str, key: str) -> SessionRecord 
     return record
 
 
-__all__ = ["SessionReads", "find_by_key"]
+class Reader(Protocol):
+    """What the runtime's read methods take from it."""
+
+    @property
+    def reads(self) -> SessionReads: ...
+
+    @property
+    def tails(self) -> SessionTails: ...
+
+
+async def get_session(rt: Reader, session_id: str, *, principal: Principal) -> SessionRecord:
+    return await rt.reads.owned(session_id, principal)
+
+
+async def session_by_key(
+    rt: Reader, channel_id: str, key: str, *, principal: Principal
+) -> SessionRecord | None:
+    return await rt.reads.by_key(channel_id, key, principal)
+
+
+async def list_sessions(
+    rt: Reader,
+    *,
+    principal: Principal,
+    limit: int = 50,
+    cursor: str | None = None,
+    owner: str | None = None,
+    started: StartedWindow | None = None,
+) -> Page:
+    return await rt.reads.list_sessions(principal, limit, cursor, owner, started)
+
+
+async def session_status(rt: Reader, session_id: str) -> SessionStatus | None:
+    """A listed session's status (see `SessionReads.status`); None when it is gone."""
+    return await rt.reads.status(session_id)
+
+
+async def session_cost(rt: Reader, session_id: str) -> float | None:
+    """A listed session's cost so far in dollars (see `SessionReads.cost`)."""
+    return await rt.reads.cost(session_id)
+
+
+async def read_events(
+    rt: Reader, session_id: str, *, principal: Principal, start: int = 0
+) -> list[Event]:
+    return await rt.reads.events(session_id, principal, start)
+
+
+async def follow_events(
+    rt: Reader, session_id: str, *, principal: Principal, start: int, timeout: float
+) -> list[Event]:
+    return await rt.reads.follow(session_id, principal, start, timeout)
+
+
+async def subscribe_events(
+    rt: Reader, session_id: str, *, principal: Principal, start: int
+) -> Subscription:
+    await rt.reads.owned(session_id, principal)
+    return rt.tails.subscribe(session_id, start)
+
+
+__all__ = [
+    "Reader",
+    "SessionReads",
+    "find_by_key",
+    "follow_events",
+    "get_session",
+    "list_sessions",
+    "read_events",
+    "session_by_key",
+    "session_cost",
+    "session_status",
+    "subscribe_events",
+]

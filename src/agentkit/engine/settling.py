@@ -30,8 +30,14 @@ async def settle(
     settle_timeout: float,
     *,
     token_hash: str | None = None,
+    events: list[Event] | None = None,
 ) -> None:
     """Interrupt whatever runs in the session and wait (bounded) for it to end.
+
+    `events` are the session's events when the caller has just read them (a follow-up's
+    `refuse_message`): they are not read again. What is decided from them is checked
+    against the store before it acts (the lease, the conditional interrupt, the reads
+    under the lease and while waiting), as it would be after a fresh read.
 
     A turn parked on approvals is ended at once; a running one is interrupted and waited
     for up to `settle_timeout` seconds, then `Conflict(session_busy)`.
@@ -42,7 +48,8 @@ async def settle(
     (`Conflict(session_busy)`, as its token rotation would say).
     """
     store = ports.store
-    events = await store.read(record.id)
+    if events is None:
+        events = await store.read(record.id)
     status = fold_status_recent(events)
     if status == SessionStatus.AWAITING_APPROVAL:
         await _still_current(ports, record, token_hash)

@@ -32,6 +32,7 @@ from agentkit.evals.baseline import load_baseline
 from agentkit.evals.runner import CaseResult, EvalRunner, select
 from agentkit.project.bundle import AgentBundle
 from agentkit.store._fs import write_atomic
+from agentkit.store.base import EvalRunStore
 
 __all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository", "StoreRuns"]
 
@@ -123,7 +124,7 @@ class FileRuns:
 class StoreRuns:
     """Snapshots through the Store port: files under `agentkit serve`, DynamoDB on AWS."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: EvalRunStore) -> None:
         self.store = store
 
     async def save(self, snapshot: dict[str, Any]) -> None:
@@ -131,14 +132,13 @@ class StoreRuns:
 
     async def get(self, run_id: str) -> dict[str, Any] | None:
         try:
-            found: dict[str, Any] | None = await self.store.get_eval_run(run_id)
+            found = await self.store.get_eval_run(run_id)
         except InvalidId:  # not an id any run could have
             return None
         return found
 
     async def list(self) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = await self.store.list_eval_runs()
-        return found
+        return await self.store.list_eval_runs()
 
 
 class RunNotStarted(HttpError):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
@@ -28,9 +28,8 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         # Imported here: the report's statistics load on the first A/B request only.
         from agentkit.ab.service import AbService
 
-        experiments: dict[str, Any] = getattr(service, "experiments", {})
         snapshot = getattr(mount.host, "ab_snapshot", None)
-        body = await AbService(service, experiments, snapshot=snapshot).report(caller)
+        body = await AbService(service, service.experiments, snapshot=snapshot).report(caller)
         return JSONResponse(body)
 
     @router.get("/v1/abs/timeline")

@@ -100,8 +100,7 @@ def ag_ui_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             plan = await _plan(sends, run, caller, request.headers.get("last-event-id"))
         except HttpError as exc:
             body = sse(RunErrorEvent(message=exc.message or exc.code, code=exc.code))
-            headers = getattr(exc, "headers", None)
-            return Response(body, status_code=exc.status, media_type=SSE, headers=headers)
+            return Response(body, status_code=exc.status, media_type=SSE, headers=exc.headers)
         translator = AgUiRun(
             run.thread_id,
             run.run_id,

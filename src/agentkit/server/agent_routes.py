@@ -23,8 +23,7 @@ from agentkit.server.schemas import (
     ToolCallPending,
     ToolCallResult,
 )
-from agentkit.server.session_routes import known_session_id
-from agentkit.server.state import principal, server_state
+from agentkit.server.state import known_session_id, principal, server_state
 from agentkit.sessions import Principal
 
 Caller = Annotated[Principal, Depends(principal)]

@@ -113,8 +113,9 @@ def ai_sdk_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 def _refusal(exc: HttpError) -> Response:
     """A refused request: the stream's `error` part, sent with the error's HTTP status."""
     body = sse({"type": "error", "errorText": exc.message or exc.code}) + sse("[DONE]")
-    extra = getattr(exc, "headers", None) or {}
-    return Response(body, status_code=exc.status, media_type=SSE, headers={**HEADERS, **extra})
+    return Response(
+        body, status_code=exc.status, media_type=SSE, headers={**HEADERS, **exc.headers}
+    )
 
 
 def _chat_id(value: object) -> str:

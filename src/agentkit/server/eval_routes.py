@@ -23,6 +23,7 @@ from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.state import principal
 from agentkit.sessions import Principal
+from agentkit.store.base import EvalRunStore
 
 if TYPE_CHECKING:
     from agentkit.evals.runs import EvalRunService
@@ -59,7 +60,7 @@ def eval_service(mount: AgentMount) -> EvalRunService | None:
     store = getattr(host, "store", None)
     # Persisted runs go through the host's store (files beside the sessions).
     durable = state_dir is not None and bundle.evals_config().persist_runs
-    repo = StoreRuns(store) if durable and hasattr(store, "put_eval_run") else None
+    repo = StoreRuns(store) if durable and isinstance(store, EvalRunStore) else None
     service = EvalRunService(bundle, state_dir=state_dir, can_run=state_dir is not None, repo=repo)
     with contextlib.suppress(AttributeError):  # a host with slots: the router keeps it
         host.eval_runs = service

@@ -8,6 +8,7 @@ live in `engine.pausing` and `engine.fleet_switch`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -16,12 +17,13 @@ from pydantic.alias_generators import to_camel
 from starlette.responses import Response
 
 from agentkit.engine.fleet_switch import PauseSwitch, SwitchState
-from agentkit.engine.pausing import PauseOutcome
+from agentkit.engine.service import AgentService, PauseOutcome
 from agentkit.errors import Conflict, Forbidden
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
-from agentkit.server.session_routes import Caller, SessionIdPath, known_session_id
+from agentkit.server.session_routes import Caller, SessionIdPath
+from agentkit.server.state import known_session_id
 from agentkit.sessions import Principal
 
 
@@ -60,19 +62,14 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         ) -> PauseResult | Response:
             async def work() -> PauseResult:
                 sid = known_session_id(session_id)
-                outcome: PauseOutcome = await getattr(service, action)(sid, principal=caller)
+                control = {"pause": service.pause, "resume": service.resume, "kill": service.kill}
+                outcome = await control[action](sid, principal=caller)
                 return pause_result(sid, outcome)
 
             return await answer_once(request, service, caller, f"session_{action}", work)
 
-        route.__doc__ = summary
-        router.post(
-            f"/v1/session/{{session_id}}/{action}",
-            response_model=PauseResult,
-            response_model_by_alias=True,
-            openapi_extra=IDEMPOTENT_ROUTE,
-            name=f"session_{action}",
-        )(route)
+        path = f"/v1/session/{{session_id}}/{action}"
+        _add_write(router, path, f"session_{action}", PauseResult, summary, route)
 
     add_session_route("pause", "Pause the session: its turn stops at the next step boundary.")
     add_session_route("resume", "Let a paused session take messages and decisions again.")
@@ -92,26 +89,37 @@ def fleet_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
             return await answer_once(request, service, caller, f"fleet_{name}", work)
 
-        route.__doc__ = summary
-        router.post(
-            f"/v1/fleet/{name}",
-            response_model=SwitchResult,
-            response_model_by_alias=True,
-            openapi_extra=IDEMPOTENT_ROUTE,
-            name=f"fleet_{name}",
-        )(route)
+        _add_write(router, f"/v1/fleet/{name}", f"fleet_{name}", SwitchResult, summary, route)
 
     add_switch_route(True, "pause", "Turn the kill switch on: every turn stops (admin).")
     add_switch_route(False, "resume", "Lift the kill switch (admin).")
     return router
 
 
-def _switch(service: Any, caller: Principal) -> PauseSwitch:
+def _add_write(
+    router: APIRouter,
+    path: str,
+    name: str,
+    reply: type[_Reply],
+    summary: str,
+    route: Callable[..., Any],
+) -> None:
+    """Mount a write route (it takes `Idempotency-Key`), documented by `summary`."""
+    route.__doc__ = summary
+    router.post(
+        path,
+        response_model=reply,
+        response_model_by_alias=True,
+        openapi_extra=IDEMPOTENT_ROUTE,
+        name=name,
+    )(route)
+
+
+def _switch(service: AgentService, caller: Principal) -> PauseSwitch:
     if not caller.admin:
         raise Forbidden("only an admin may read or flip the agent's kill switch")
-    ports = getattr(service, "ports", None)
-    switch = getattr(ports, "switch", None)
-    if not isinstance(switch, PauseSwitch):
+    switch = service.switch
+    if switch is None:
         raise Conflict("this host has no kill switch", code="switch_unavailable")
     return switch
 

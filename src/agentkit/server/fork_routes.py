@@ -15,7 +15,7 @@ from starlette.responses import Response
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.schemas import _Reply, _Request
-from agentkit.server.state import principal
+from agentkit.server.state import known_session_id, principal, session_links
 from agentkit.sessions import Principal
 
 Caller = Annotated[Principal, Depends(principal)]
@@ -41,8 +41,6 @@ class ForkAccepted(_Reply):
 
 
 def add_fork_route(router: APIRouter, mount: AgentMount, options: ServerOptions) -> None:
-    from agentkit.server.session_routes import known_session_id, session_links
-
     service = mount.service
     base_path = options.base_path(mount.slug)
 

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, Response
 from agentkit.project.frontmatter import first_line
 from agentkit.server.agent_home import agent_links
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.playground import SECURITY_HEADERS, asset
+from agentkit.server.playground import SECURITY_HEADERS, asset_response
 from agentkit.server.state import public_base
 
 __all__ = ["add_home_routes", "agent_counts"]
@@ -104,12 +104,7 @@ def add_home_routes(router: APIRouter, mounts: list[AgentMount], options: Server
         return HTMLResponse(render_home(request, mounts, options), headers=SECURITY_HEADERS)
 
     async def home_asset(name: str) -> Response:
-        body, media_type = asset(name)
-        return Response(
-            body,
-            media_type=media_type,
-            headers={"x-content-type-options": "nosniff", "cache-control": "no-cache"},
-        )
+        return asset_response(name)
 
     router.add_api_route("/", home, methods=["GET"], response_class=HTMLResponse)
     router.add_api_route(

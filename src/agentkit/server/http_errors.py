@@ -72,8 +72,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HttpError)
     body = exc.body()
     headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
-    if getattr(exc, "headers", None):  # e.g. Retry-After on a 429
-        headers = {**(headers or {}), **exc.headers}  # type: ignore[attr-defined]
+    if exc.headers:  # e.g. Retry-After on a 429
+        headers = {**(headers or {}), **exc.headers}
     return JSONResponse(body, status_code=exc.status, headers=headers)
 
 

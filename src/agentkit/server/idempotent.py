@@ -15,8 +15,8 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentkit.engine.idempotency import Answer, ClaimStore, fingerprint, run_once
-from agentkit.engine.service import Accepted
+from agentkit.engine.idempotency import Answer, fingerprint, run_once
+from agentkit.engine.service import Accepted, KeepsClaims
 from agentkit.server.http_errors import JSONResponse
 from agentkit.sessions import Principal
 
@@ -52,9 +52,9 @@ async def answer_once(
     `shape` (a follow-up) is how the route answers an `Accepted`: the answer is then kept
     before the token rotates, so a crash after the rotation cannot strand the caller."""
     key = request.headers.get(IDEMPOTENCY_HEADER)
-    store = getattr(service, "store", None)
-    if key is None or not isinstance(store, ClaimStore):
+    if key is None or not isinstance(service, KeepsClaims):
         return await work()
+    store = service.claims
 
     async def run() -> Answer:
         return _answer(await work())

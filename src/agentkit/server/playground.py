@@ -46,7 +46,7 @@ SECURITY_HEADERS = {
     "cache-control": "no-cache",
 }
 
-__all__ = ["asset", "page", "playground_router"]
+__all__ = ["asset", "asset_response", "page", "playground_router"]
 
 
 @lru_cache(maxsize=1)
@@ -66,6 +66,16 @@ def asset(name: str) -> tuple[bytes, str]:
     return path.read_bytes(), MEDIA_TYPES[suffix]
 
 
+def asset_response(name: str) -> Response:
+    """An asset as served (not sniffed, revalidated on each use); `NotFound` as `asset`."""
+    body, media_type = asset(name)
+    return Response(
+        body,
+        media_type=media_type,
+        headers={"x-content-type-options": "nosniff", "cache-control": "no-cache"},
+    )
+
+
 def playground_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     """The playground page and its assets for one mounted agent."""
     router = DeferredRouter(prefix=options.base_path(mount.slug), tags=["playground"])
@@ -81,11 +91,6 @@ def playground_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
 
     @router.get("/playground/assets/{name}", include_in_schema=False)
     async def playground_asset(name: str) -> Response:
-        body, media_type = asset(name)
-        return Response(
-            body,
-            media_type=media_type,
-            headers={"x-content-type-options": "nosniff", "cache-control": "no-cache"},
-        )
+        return asset_response(name)
 
     return router

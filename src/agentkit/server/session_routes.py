@@ -13,7 +13,7 @@ from starlette.responses import Response, StreamingResponse
 
 from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import Accepted
-from agentkit.errors import BadRequest, InvalidId, NotFound
+from agentkit.errors import BadRequest
 from agentkit.server.fork_routes import add_fork_route
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
@@ -31,9 +31,9 @@ from agentkit.server.schemas import (
     StopResult,
 )
 from agentkit.server.session_listing import FILTER_PARAMETERS, fleet_query, session_list
-from agentkit.server.state import principal, public_base, server_state
+from agentkit.server.state import known_session_id, principal, server_state, session_links
 from agentkit.server.streaming import NDJSON, follow_stream, ndjson_lines
-from agentkit.sessions import Principal, validate_session_id
+from agentkit.sessions import Principal
 
 Caller = Annotated[Principal, Depends(principal)]
 SessionIdPath = Annotated[str, Path(description="A session id (`ses_…`).", max_length=100)]
@@ -75,23 +75,6 @@ def list_query(request: Request) -> tuple[int, str | None]:
     if cursor is not None and len(cursor) > 2048:
         raise BadRequest("cursor is longer than 2048 characters")
     return limit, cursor
-
-
-def known_session_id(session_id: str) -> str:
-    """A malformed id can name no session: 404, before it touches the store."""
-    try:
-        return validate_session_id(session_id)
-    except InvalidId:
-        raise NotFound(f"unknown session {session_id[:80]!r}", code="session_not_found") from None
-
-
-def session_links(
-    request: Request, options: ServerOptions, base_path: str, session_id: str
-) -> tuple[str | None, str]:
-    """A session's playground URL (None when the playground is off) and trace URL."""
-    base = public_base(request, base_path)
-    playground = f"{base}/playground?sessionId={session_id}" if options.playground else None
-    return playground, f"{base}/v1/session/{session_id}/events"
 
 
 def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:

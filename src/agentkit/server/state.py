@@ -10,9 +10,10 @@ from fastapi import Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import Request
 
+from agentkit.errors import InvalidId, NotFound
 from agentkit.server.logs import LogBuffer
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.sessions import Principal
+from agentkit.sessions import Principal, validate_session_id
 
 
 @dataclass(slots=True)
@@ -53,3 +54,20 @@ def principal(
 def public_base(request: Request, base_path: str) -> str:
     """The absolute URL prefix of one agent, as the client reached this server."""
     return str(request.base_url).rstrip("/") + base_path
+
+
+def known_session_id(session_id: str) -> str:
+    """A malformed id can name no session: 404, before it touches the store."""
+    try:
+        return validate_session_id(session_id)
+    except InvalidId:
+        raise NotFound(f"unknown session {session_id[:80]!r}", code="session_not_found") from None
+
+
+def session_links(
+    request: Request, options: ServerOptions, base_path: str, session_id: str
+) -> tuple[str | None, str]:
+    """A session's playground URL (None when the playground is off) and trace URL."""
+    base = public_base(request, base_path)
+    playground = f"{base}/playground?sessionId={session_id}" if options.playground else None
+    return playground, f"{base}/v1/session/{session_id}/events"

@@ -249,15 +249,6 @@ class DynamoEvents(SessionOps):
         chunks = await self._query_all(chunk_query(self._events, part, None))
         return codec.event_from_item(item, codec.join_chunks(item, chunks))
 
-    async def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        while True:
-            page = await self._caller.call("query", **kwargs)
-            items.extend(page.get("Items", []))
-            if not page.get("LastEvaluatedKey"):
-                return items
-            kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
-
     async def follow(self, session_id: str, start: int, timeout: float) -> list[Event]:
         validate_session_id(session_id)
         deadline = time.monotonic() + max(0.0, timeout)

@@ -269,24 +269,29 @@ class SessionOps:
     # -- lease and interrupt ---------------------------------------------------------------
 
     async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
-        validate_session_id(session_id)
-        now = self._clock()
-        lost = await self._update_session(
+        return await self._write_lease(
             session_id,
+            holder,
+            ttl,
             "SET #h = :h, #e = :e",
-            f"{_EXISTS} AND (attribute_not_exists(#h) OR #h = :h OR #e <= :now)",
-            _LEASE_NAMES,
-            {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
+            "attribute_not_exists(#h) OR #h = :h OR #e <= :now",
         )
-        return lost is None
 
     async def renew_lease(self, session_id: str, holder: str, ttl: float) -> bool:
+        return await self._write_lease(
+            session_id, holder, ttl, "SET #e = :e", "#h = :h AND #e > :now"
+        )
+
+    async def _write_lease(
+        self, session_id: str, holder: str, ttl: float, update: str, condition: str
+    ) -> bool:
+        """Write the lease (`#h`, `#e` = now + `ttl`) if `condition` holds, else False."""
         validate_session_id(session_id)
         now = self._clock()
         lost = await self._update_session(
             session_id,
-            "SET #e = :e",
-            f"{_EXISTS} AND #h = :h AND #e > :now",
+            update,
+            f"{_EXISTS} AND ({condition})",
             _LEASE_NAMES,
             {":h": codec.s(holder), ":e": codec.n(float(now + ttl)), ":now": codec.n(float(now))},
         )
@@ -356,20 +361,8 @@ class SessionOps:
         return codec.reminder_from_item(item) if item else None
 
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]:
-        kwargs: dict[str, Any] = {
-            "TableName": self._state,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": _PK,
-            "ExpressionAttributeValues": {":pk": codec.s(codec.REMINDER_PK)},
-            "ConsistentRead": True,
-        }
-        found: list[ReminderRecord] = []
-        while True:
-            page = await self._caller.call("query", **kwargs)
-            found.extend(codec.reminder_from_item(i) for i in page.get("Items", []))
-            if not page.get("LastEvaluatedKey"):
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = await self._partition(codec.REMINDER_PK)
+        found = [codec.reminder_from_item(i) for i in items]
         if active_only:
             found = [r for r in found if r.status == "active"]
         return sorted(found, key=lambda r: (r.created_at, r.id))
@@ -402,21 +395,30 @@ class SessionOps:
         return codec.eval_run_from_item(item) if item else None
 
     async def list_eval_runs(self) -> list[dict[str, Any]]:
-        kwargs: dict[str, Any] = {
-            "TableName": self._state,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": _PK,
-            "ExpressionAttributeValues": {":pk": codec.s(codec.EVAL_RUN_PK)},
-            "ConsistentRead": True,
-        }
-        found: list[dict[str, Any]] = []
+        items = await self._partition(codec.EVAL_RUN_PK)
+        return newest_first([codec.eval_run_from_item(i) for i in items])
+
+    async def _partition(self, pk: str) -> list[dict[str, Any]]:
+        """Every item of the state table's partition `pk` (a consistent read)."""
+        return await self._query_all(
+            {
+                "TableName": self._state,
+                "KeyConditionExpression": "#pk = :pk",
+                "ExpressionAttributeNames": _PK,
+                "ExpressionAttributeValues": {":pk": codec.s(pk)},
+                "ConsistentRead": True,
+            }
+        )
+
+    async def _query_all(self, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every item a query finds, page after page."""
+        items: list[dict[str, Any]] = []
         while True:
             page = await self._caller.call("query", **kwargs)
-            found.extend(codec.eval_run_from_item(i) for i in page.get("Items", []))
+            items.extend(page.get("Items", []))
             if not page.get("LastEvaluatedKey"):
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return newest_first(found)
+                return items
+            kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
 
     # -- idempotency -----------------------------------------------------------------------
 

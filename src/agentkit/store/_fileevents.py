@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -17,7 +17,7 @@ from agentkit.errors import LeaseLost, SessionNotFound
 from agentkit.events import Event, EventDraft
 from agentkit.store._eventlog import EventLog
 from agentkit.store._fileblobs import FileBlobs
-from agentkit.store._filepaths import PathCache
+from agentkit.store._filepaths import PathCache, SessionLocking
 from agentkit.store._fs import try_exclusive
 from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
@@ -33,7 +33,7 @@ NOTIFIER = Notifier()
 _SUM_EVERY = 32  # new views between two checks of the cache's byte bound
 
 
-class FileEvents:
+class FileEvents(SessionLocking):
     """The event-stream methods of `FileStore` (a mixin: it sets the attributes)."""
 
     _files: PathCache
@@ -49,15 +49,6 @@ class FileEvents:
     blobs: FileBlobs
 
     if TYPE_CHECKING:
-
-        async def _locked(
-            self,
-            session_id: str,
-            fn: Callable[[], T],
-            *,
-            inline: bool = True,
-            offloaded: Callable[[], T] | None = None,
-        ) -> T: ...
 
         def _read_lease(self, path: str) -> Lease | None: ...
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import msgspec
 
 from agentkit.errors import SessionNotFound
-from agentkit.store._filepaths import PathCache
+from agentkit.store._filepaths import PathCache, SessionLocking
 from agentkit.store._filesession import RecordCache
 from agentkit.store._fs import read_small, unlink, write_in_place
 from agentkit.store.base import Lease
@@ -50,24 +50,13 @@ def _parse_lease(data: bytes) -> Lease | None:
         return None
 
 
-class FileLeases:
+class FileLeases(SessionLocking):
     """The lease and interrupt methods of `FileStore` (a mixin: it sets the attributes)."""
 
     _files: PathCache
     _records: RecordCache
     _clock: Callable[[], float]
     _caches: bool
-
-    if TYPE_CHECKING:
-
-        async def _locked(
-            self,
-            session_id: str,
-            fn: Callable[[], T],
-            *,
-            inline: bool = True,
-            offloaded: Callable[[], T] | None = None,
-        ) -> T: ...
 
     async def acquire_lease(self, session_id: str, holder: str, ttl: float) -> bool:
         return await self._lease_op(session_id, holder, ttl, take_free=True)

@@ -7,11 +7,30 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from agentkit.store.ids import validate_session_id
 
 _KEEP = 4096
+T = TypeVar("T")
+
+
+class SessionLocking:
+    """A mixin of `FileStore` whose methods run work under a session's lock: the store
+    implements `_locked` (`files.py`); the mixins only declare it, once, here."""
+
+    if TYPE_CHECKING:
+
+        async def _locked(
+            self,
+            session_id: str,
+            fn: Callable[[], T],
+            *,
+            inline: bool = True,
+            offloaded: Callable[[], T] | None = None,
+        ) -> T: ...
 
 
 class SessionFiles:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from agentkit.engine.telemetry import chat_span
 from agentkit.engine.turn.recorder import DeltaBuffer
@@ -31,6 +32,13 @@ from agentkit.models.base import (
     ToolCall,
     ToolCallChunk,
 )
+
+
+@runtime_checkable
+class Closing(Protocol):
+    """A model stream that can be closed early (an async generator)."""
+
+    async def aclose(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -146,9 +154,8 @@ async def model_step(  # noqa: C901 - one branch per chunk kind
         except Exception as exc:  # a provider bug must end the turn, not crash the host
             raise ModelError(f"model {model.id} failed: {type(exc).__name__}: {exc}") from exc
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            if isinstance(stream, Closing):  # an async generator: its `finally` runs now
+                await stream.aclose()
         await close_reasoning()
         out.text = "".join(text)
         chat.finish(out.usage, out.stop_reason, out.text, out.calls)
