@@ -48,6 +48,7 @@ from agentkit.scheduling.schedules import (
 )
 from agentkit.scheduling.timer import LocalTimer
 from agentkit.server.options import AgentMount
+from agentkit.store.base import Store
 from agentkit.store.files import FileStore
 
 log = logging.getLogger("agentkit.host")
@@ -80,11 +81,14 @@ class LocalHost:
         options: LocalHostOptions | None = None,
         *,
         runtime_options: dict[str, Any] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.bundle = bundle
         self.options = opts = options or LocalHostOptions()
         self.state_dir = state_dir_for(bundle, opts.state_root)
-        self.store = FileStore(self.state_dir)
+        # The sessions' store: a `FileStore` in the state directory unless one is given
+        # (tests run the same host over the DynamoDB store). The host closes it.
+        self.store: Store = store if store is not None else FileStore(self.state_dir)
         fire_schedules = schedules_enabled(dev=opts.dev, no_schedules=not opts.schedules)
         fire_reminders = reminder_timers_enabled(dev=opts.dev)
         self.timer = LocalTimer() if (fire_schedules or fire_reminders) else None
