@@ -5,15 +5,17 @@ reads back whole (memory, files, DynamoDB with S3 on the moto server)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentkit.errors import LeaseLost
 from agentkit.events import EventDraft
-from agentkit.store.blob_sweep import sweep_blobs
+from agentkit.store.blob_sweep import DEFAULT_GRACE_SECONDS, sweep_blobs
 from agentkit.store.blobs import LARGE_PAYLOAD_BYTES, SweepableBlobs
 from tests.store.conftest import Harness, note
 from tests.store.test_large_event_store import big_text, tool_result
@@ -128,3 +130,33 @@ async def test_dynamodb_blobs_in_the_events_table_are_not_swept(
         assert await sweep_blobs(store, grace=GRACE) is None
     finally:
         await store.close()
+
+
+async def test_a_local_host_sweeps_old_orphans_as_it_starts(tmp_path: Path) -> None:
+    from agentkit.hosts.local import LocalHost, LocalHostOptions
+    from agentkit.project.bundle import AgentBundle
+    from agentkit.sessions import SessionRecord, new_session_id
+    from agentkit.store.files import FileStore
+    from tests.engine.conftest import write_project
+
+    bundle = AgentBundle.discover(write_project(tmp_path / "proj"))
+    state = tmp_path / "state"
+    store = FileStore(state / bundle.slug)
+    record = SessionRecord(id=new_session_id())
+    await store.create_session(record)
+    await store.append(record.id, [tool_result("c1", big_text(2 * LARGE_PAYLOAD_BYTES))])
+    await store.delete_session(record.id)
+    await store.close()
+    (path,) = (p for p in (state / bundle.slug / "blobs").rglob("*") if p.is_file())
+    old = time.time() - 2 * DEFAULT_GRACE_SECONDS
+    os.utime(path, (old, old))
+
+    host = LocalHost(bundle, LocalHostOptions(state_root=state, dev=True))
+    await host.start()
+    try:
+        deadline = time.monotonic() + 30
+        while path.exists():
+            assert time.monotonic() < deadline, "the host never swept the orphan blob"
+            await asyncio.sleep(0.02)
+    finally:
+        await host.aclose()

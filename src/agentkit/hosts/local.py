@@ -139,6 +139,7 @@ class LocalHost:
             self.timer.set_handler(self._on_timer)
         self._lock = FileLock(str(self.state_dir / "serve.lock"))
         self._sweeper: asyncio.Task[None] | None = None
+        self._blob_sweeper: asyncio.Task[None] | None = None
 
     @property
     def slug(self) -> str:
@@ -183,6 +184,10 @@ class LocalHost:
         self._sweeper = asyncio.create_task(
             sweep_forever(self.runtime.sweep, self.runtime.lease_ttl)
         )
+        # Blobs no event names any more (a deleted session's): at start, then every 6 h.
+        from agentkit.store.blob_sweep import sweep_blobs_forever
+
+        self._blob_sweeper = asyncio.create_task(sweep_blobs_forever(self.store))
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()
@@ -194,6 +199,11 @@ class LocalHost:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        if self._blob_sweeper is not None:
+            self._blob_sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._blob_sweeper
+            self._blob_sweeper = None
         if self.schedule_runner is not None:
             await self.schedule_runner.stop()
         if self.timer is not None:

@@ -25,6 +25,7 @@ then appends names a blob that is gone, which its readers report as a `StoreErro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -41,6 +42,10 @@ log = logging.getLogger("agentkit.store.blob_sweep")
 
 # A blob written (or reused) within this many seconds is never removed.
 DEFAULT_GRACE_SECONDS = 24 * 3600.0
+# How often `agentkit serve` sweeps its state folder's blobs (and once as it starts).
+LOCAL_SWEEP_INTERVAL = 6 * 3600.0
+# On AWS the first five-minute sweep of a UTC day claims the day's blob sweep, this long.
+BLOB_SWEEP_CLAIM_TTL = 2 * 24 * 3600.0
 
 
 @runtime_checkable
@@ -149,3 +154,15 @@ async def sweep_blobs(
             result.freed_bytes,
         )
     return result
+
+
+async def sweep_blobs_forever(store: object, interval: float = LOCAL_SWEEP_INTERVAL) -> None:
+    """Sweep `store`'s blobs now and then every `interval` seconds, until cancelled (a
+    failed sweep is logged and tried again at the next one)."""
+    while True:
+        try:
+            if await sweep_blobs(store) is None:
+                return  # blobs that cannot be swept: nothing to come back for
+        except Exception:
+            log.exception("the blob sweep failed; trying again in %gs", interval)
+        await asyncio.sleep(interval)
