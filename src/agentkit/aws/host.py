@@ -335,6 +335,24 @@ class AwsHost:
         """Dispatch or fail open turns nobody works on (SchedulerFunction's rate schedule)."""
         return await self.runtime.sweep()
 
+    async def sweep_blobs(self) -> dict[str, int] | None:
+        """Remove the bucket's blobs no event names any more, once a UTC day: the first
+        sweep of the day claims it (`agentkit.store.blob_sweep`; it scans the events
+        table). None when it is not this sweep's turn, or there is no bucket."""
+        from datetime import UTC, datetime
+
+        from agentkit.store.blob_sweep import BLOB_SWEEP_CLAIM_TTL, sweep_blobs
+
+        if self.store.blobs is None or not self.settings.workspace_bucket:
+            return None
+        day = datetime.now(UTC).strftime("%Y-%m-%d")
+        if not await self.store.claim(f"blob-sweep:{day}", BLOB_SWEEP_CLAIM_TTL):
+            return None
+        result = await sweep_blobs(self.store)
+        if result is None:
+            return None
+        return {"stored": result.stored, "removed": result.removed}
+
     # -- hooks -------------------------------------------------------------------------
 
     def hooks(self) -> list[Any]:

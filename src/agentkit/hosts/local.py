@@ -48,6 +48,7 @@ from agentkit.scheduling.schedules import (
 )
 from agentkit.scheduling.timer import LocalTimer
 from agentkit.server.options import AgentMount
+from agentkit.store.base import Store
 from agentkit.store.files import FileStore
 
 log = logging.getLogger("agentkit.host")
@@ -80,11 +81,14 @@ class LocalHost:
         options: LocalHostOptions | None = None,
         *,
         runtime_options: dict[str, Any] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.bundle = bundle
         self.options = opts = options or LocalHostOptions()
         self.state_dir = state_dir_for(bundle, opts.state_root)
-        self.store = FileStore(self.state_dir)
+        # The sessions' store: a `FileStore` in the state directory unless one is given
+        # (tests run the same host over the DynamoDB store). The host closes it.
+        self.store: Store = store if store is not None else FileStore(self.state_dir)
         fire_schedules = schedules_enabled(dev=opts.dev, no_schedules=not opts.schedules)
         fire_reminders = reminder_timers_enabled(dev=opts.dev)
         self.timer = LocalTimer() if (fire_schedules or fire_reminders) else None
@@ -135,6 +139,7 @@ class LocalHost:
             self.timer.set_handler(self._on_timer)
         self._lock = FileLock(str(self.state_dir / "serve.lock"))
         self._sweeper: asyncio.Task[None] | None = None
+        self._blob_sweeper: asyncio.Task[None] | None = None
 
     @property
     def slug(self) -> str:
@@ -179,6 +184,10 @@ class LocalHost:
         self._sweeper = asyncio.create_task(
             sweep_forever(self.runtime.sweep, self.runtime.lease_ttl)
         )
+        # Blobs no event names any more (a deleted session's): at start, then every 6 h.
+        from agentkit.store.blob_sweep import sweep_blobs_forever
+
+        self._blob_sweeper = asyncio.create_task(sweep_blobs_forever(self.store))
         await self.reminders.start()
         if self.schedule_runner is not None:
             await self.schedule_runner.start()
@@ -190,6 +199,11 @@ class LocalHost:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
             self._sweeper = None
+        if self._blob_sweeper is not None:
+            self._blob_sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._blob_sweeper
+            self._blob_sweeper = None
         if self.schedule_runner is not None:
             await self.schedule_runner.stop()
         if self.timer is not None:

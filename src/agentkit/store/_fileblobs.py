@@ -9,13 +9,14 @@ never written again (content-addressed: it could only be written with the same b
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from agentkit.errors import StoreError
 from agentkit.store._fs import write_atomic
 from agentkit.store._offload import offload
-from agentkit.store.blobs import BlobRef
+from agentkit.store.blobs import HASH_NAME, BlobRef, StoredBlob
 
 BLOBS_FOLDER = "blobs"
 
@@ -38,7 +39,10 @@ class FileBlobs:
         path = self.path(ref)
         try:
             if os.stat(path).st_size == ref.size:
-                return ref  # stored already (by this session or any other)
+                # Stored already (by this session or any other): its time says it is in
+                # use again, so a sweep running now keeps it (`blob_sweep`).
+                os.utime(path)
+                return ref
         except FileNotFoundError:
             pass
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,6 +68,46 @@ class FileBlobs:
             for entry in fan.iterdir()
             if not entry.name.startswith(".")
         )
+
+    def list_stored(self) -> list[StoredBlob]:
+        found: list[StoredBlob] = []
+        if not self.folder.is_dir():
+            return found
+        for fan in self.folder.glob(f"{HASH_NAME}/*"):
+            with os.scandir(fan) as entries:
+                for entry in entries:
+                    if entry.name.startswith(".") or not entry.is_file():
+                        continue  # a temporary file of a write under way
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue
+                    found.append(StoredBlob(fan.name + entry.name, st.st_size, st.st_mtime))
+        return found
+
+    def _path_of(self, sha256: str) -> Path:
+        return self.folder / HASH_NAME / sha256[:2] / sha256[2:]
+
+    def written_at(self, sha256: str) -> float | None:
+        try:
+            return os.stat(self._path_of(sha256)).st_mtime
+        except FileNotFoundError:
+            return None
+
+    def remove(self, sha256: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._path_of(sha256))
+
+    def remove_stale_writes(self, before: float) -> int:
+        """Remove the temporary files of blob writes that never finished (their writer was
+        killed) last touched before `before` (epoch seconds); how many."""
+        removed = 0
+        for tmp in self.folder.glob(f"{HASH_NAME}/*/.*.tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                if tmp.stat().st_mtime < before:
+                    tmp.unlink()
+                    removed += 1
+        return removed
 
 
 def blobs_beside(events_file: Path) -> FileBlobs | None:

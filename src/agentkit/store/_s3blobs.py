@@ -11,7 +11,7 @@ from typing import Any
 
 from agentkit.errors import StoreError
 from agentkit.store._offload import offload
-from agentkit.store.blobs import BlobRef
+from agentkit.store.blobs import HASH_NAME, BlobRef, StoredBlob
 
 DEFAULT_PREFIX = "blobs/"
 
@@ -20,6 +20,10 @@ def _missing(exc: Exception) -> bool:
     response = getattr(exc, "response", None) or {}
     code = str(response.get("Error", {}).get("Code", ""))
     return code in {"404", "NoSuchKey", "NotFound"}
+
+
+class _Gone(Exception):
+    """The object went away between its `head_object` and its refresh."""
 
 
 class S3Blobs:
@@ -44,7 +48,10 @@ class S3Blobs:
         try:
             head = self._client.head_object(Bucket=self.bucket, Key=key)
             if int(head.get("ContentLength", -1)) == ref.size:
+                self._refresh(key)
                 return ref
+        except _Gone:
+            pass  # swept between the two calls: written again below
         except Exception as exc:
             if not _missing(exc):
                 raise StoreError(f"S3 head_object {key} failed: {exc}") from exc
@@ -55,6 +62,22 @@ class S3Blobs:
         except Exception as exc:
             raise StoreError(f"S3 put_object {key} failed: {exc}") from exc
         return ref
+
+    def _refresh(self, key: str) -> None:
+        """Copy the object onto itself: its `LastModified` says it is in use again, so a
+        blob sweep running now keeps it (`agentkit.store.blob_sweep`)."""
+        try:
+            self._client.copy_object(
+                Bucket=self.bucket,
+                Key=key,
+                CopySource={"Bucket": self.bucket, "Key": key},
+                MetadataDirective="REPLACE",
+                ContentType="application/json",
+            )
+        except Exception as exc:
+            if not _missing(exc):
+                raise StoreError(f"S3 copy_object {key} failed: {exc}") from exc
+            raise _Gone from exc
 
     async def get(self, ref: BlobRef) -> bytes:
         return await offload(self.get_sync, ref)
@@ -74,6 +97,38 @@ class S3Blobs:
                 ) from None
             raise StoreError(f"S3 get_object {key} failed: {exc}") from exc
         return ref.check(data)
+
+    def list_stored(self) -> list[StoredBlob]:
+        found: list[StoredBlob] = []
+        start = len(self.prefix) + len(HASH_NAME) + 1
+        pages = self._client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}{HASH_NAME}/"
+        )
+        for page in pages:
+            for item in page.get("Contents", []):
+                digest = str(item["Key"])[start:].replace("/", "")
+                found.append(
+                    StoredBlob(digest, int(item["Size"]), item["LastModified"].timestamp())
+                )
+        return found
+
+    def _key_of(self, sha256: str) -> str:
+        return f"{self.prefix}{HASH_NAME}/{sha256[:2]}/{sha256[2:]}"
+
+    def written_at(self, sha256: str) -> float | None:
+        try:
+            head = self._client.head_object(Bucket=self.bucket, Key=self._key_of(sha256))
+        except Exception as exc:
+            if _missing(exc):
+                return None
+            raise StoreError(f"S3 head_object {self._key_of(sha256)} failed: {exc}") from exc
+        return float(head["LastModified"].timestamp())
+
+    def remove(self, sha256: str) -> None:
+        try:
+            self._client.delete_object(Bucket=self.bucket, Key=self._key_of(sha256))
+        except Exception as exc:
+            raise StoreError(f"S3 delete_object {self._key_of(sha256)} failed: {exc}") from exc
 
     def count(self) -> int:
         total = 0

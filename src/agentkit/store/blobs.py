@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -69,17 +71,47 @@ class BlobStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class StoredBlob:
+    """One stored blob, as a sweep lists it: when it was last written or reused (epoch s)."""
+
+    sha256: str
+    size: int
+    written_at: float
+
+
+@runtime_checkable
+class SweepableBlobs(BlobStore, Protocol):
+    """Blobs a sweep can clear (`agentkit.store.blob_sweep`). Their `put` of bytes already
+    stored refreshes the blob's `written_at`, so a blob just reused is never swept."""
+
+    def list_stored(self) -> list[StoredBlob]:
+        """Every stored blob (temporary files of unfinished writes are not blobs)."""
+        ...
+
+    def written_at(self, sha256: str) -> float | None:
+        """When the blob was last written or reused; None when it is not stored."""
+        ...
+
+    def remove(self, sha256: str) -> None:
+        """Remove the blob (nothing when it is gone already)."""
+        ...
+
+
 class MemoryBlobs:
     """Blobs in a dict, for `MemoryStore`."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._blobs: dict[str, bytes] = {}
+        self._written: dict[str, float] = {}
+        self._clock = clock
         self._lock = threading.Lock()
 
     async def put(self, data: bytes) -> BlobRef:
         ref = BlobRef.of(data)
         with self._lock:
             self._blobs.setdefault(ref.sha256, bytes(data))
+            self._written[ref.sha256] = self._clock()
         return ref
 
     async def get(self, ref: BlobRef) -> bytes:
@@ -95,3 +127,16 @@ class MemoryBlobs:
     def count(self) -> int:
         with self._lock:
             return len(self._blobs)
+
+    def list_stored(self) -> list[StoredBlob]:
+        with self._lock:
+            return [StoredBlob(k, len(v), self._written[k]) for k, v in self._blobs.items()]
+
+    def written_at(self, sha256: str) -> float | None:
+        with self._lock:
+            return self._written.get(sha256)
+
+    def remove(self, sha256: str) -> None:
+        with self._lock:
+            self._blobs.pop(sha256, None)
+            self._written.pop(sha256, None)

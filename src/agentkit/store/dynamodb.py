@@ -73,6 +73,7 @@ reminders, eval runs and claims in `_dynamo_session_ops`, deletion here.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -95,7 +96,9 @@ from agentkit.store._dynamo_schema import (
     EVENTS_SORT_KEY,
     EVENTS_STREAM_FILTER_PATTERN,
     EVENTS_STREAM_VIEW_TYPE,
+    KIND_ATTRIBUTE,
     KIND_DELETED,
+    KIND_EVENT,
     PRINCIPAL_INDEX,
     STATE_ATTRIBUTE_DEFINITIONS,
     STATE_GLOBAL_SECONDARY_INDEXES,
@@ -110,6 +113,7 @@ from agentkit.store._dynamo_stream import chunk_query, read_stream_event
 from agentkit.store._offload import offload
 from agentkit.store.blobs import BlobStore
 from agentkit.store.ids import validate_session_id
+from agentkit.store.large_events import BLOBS_KEY
 
 __all__ = [
     "ALL_SESSIONS_INDEX",
@@ -276,6 +280,31 @@ class DynamoDBStore(DynamoEvents):
                     if attempt > 10:
                         raise StoreError(f"DynamoDB kept {len(pending)} writes unprocessed")
                     await asyncio.sleep(min(1.0, 0.05 * 2**attempt))
+
+    async def blob_payloads(self) -> list[dict[str, Any]]:
+        """Every stored payload that names blobs: a scan of the events table (for
+        `agentkit.store.blob_sweep`, which runs it once a day)."""
+        kwargs: dict[str, Any] = {
+            "TableName": self._events,
+            "FilterExpression": "#kind = :event AND contains(#data, :mark)",
+            "ProjectionExpression": "#data",
+            "ExpressionAttributeNames": {"#kind": KIND_ATTRIBUTE, "#data": "data"},
+            "ExpressionAttributeValues": {
+                ":event": codec.s(KIND_EVENT),
+                ":mark": codec.s(json.dumps(BLOBS_KEY)),
+            },
+        }
+        found: list[dict[str, Any]] = []
+        while True:
+            page = await self._caller.call("scan", **kwargs)
+            for item in page.get("Items", []):
+                text = codec.get_s(item, "data")
+                data = json.loads(text) if text else None
+                if isinstance(data, dict) and BLOBS_KEY in data:
+                    found.append(data)
+            if not page.get("LastEvaluatedKey"):
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     async def close(self) -> None:
         if self._owns_client:

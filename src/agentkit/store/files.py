@@ -84,10 +84,13 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
+from agentkit.store.large_events import BLOBS_KEY
 from agentkit.store.listing import StartedWindow
 
 Clock = Callable[[], float]
 T = TypeVar("T")
+# How a payload naming blobs shows in an events file (a cheap test before parsing a line).
+BLOBS_MARK = json.dumps(BLOBS_KEY).encode()
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -334,6 +337,37 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         NOTIFIER.notify(events_key)
         await offload(shutil.rmtree, trashed, True)
         return True
+
+    async def blob_payloads(self) -> list[dict[str, Any]]:
+        """Every stored payload that names blobs, from every session's events file (for
+        `agentkit.store.blob_sweep`; reads the files whole)."""
+        return await offload(self._blob_payloads)
+
+    def _blob_payloads(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        if not self._sessions.is_dir():
+            return found
+        with os.scandir(self._sessions) as entries:
+            folders = [e.path for e in entries if e.is_dir()]
+        for folder in folders:
+            try:
+                with open(os.path.join(folder, "events.ndjson"), "rb") as f:
+                    body = f.read()
+            except FileNotFoundError:
+                continue  # deleted while we looked
+            if BLOBS_MARK not in body:
+                continue
+            for line in body.split(b"\n"):
+                if BLOBS_MARK not in line:
+                    continue
+                try:  # (a batch still being written starts with its open mark)
+                    wire = json.loads(line.lstrip(b"#"))
+                except ValueError:
+                    continue  # a torn last line: no event names what it holds
+                data = wire.get("data") if isinstance(wire, dict) else None
+                if isinstance(data, dict) and BLOBS_KEY in data:
+                    found.append(data)
+        return found
 
     async def close(self) -> None:
         with self._logs_guard:

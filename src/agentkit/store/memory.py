@@ -31,7 +31,7 @@ from agentkit.store.ids import (
     validate_name,
     validate_session_id,
 )
-from agentkit.store.large_events import offload_large, restore, with_full_data
+from agentkit.store.large_events import BLOBS_KEY, offload_large, restore, with_full_data
 from agentkit.store.listing import StartedWindow
 
 Clock = Callable[[], float]
@@ -59,7 +59,7 @@ class MemoryStore:
         self._claim_states: dict[str, tuple[str, str | None]] = {}
         self._notifier = Notifier()
         # Large payloads go through blobs here too, so the contract is the same everywhere.
-        self.blobs = MemoryBlobs()
+        self.blobs = MemoryBlobs(clock)
 
     # sessions
 
@@ -337,6 +337,16 @@ class MemoryStore:
                 return None
             state, detail = self._claim_states.get(key, ("started", None))
             return Claim(state, expires, detail)
+
+    async def blob_payloads(self) -> list[dict[str, Any]]:
+        """Every stored payload that names blobs (for `agentkit.store.blob_sweep`)."""
+        with self._lock:
+            return [
+                e.data
+                for found in self._sessions.values()
+                for e in found.events
+                if BLOBS_KEY in e.data
+            ]
 
     async def close(self) -> None:
         return None

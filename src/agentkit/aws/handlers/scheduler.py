@@ -11,7 +11,8 @@
   and a schedule handler's own error is recorded as such.
 - `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
   quiet for longer than the lease TTL, are dispatched again (never started) or failed; and
-  schedule slots the kill switch held are caught up once it is off (`aws.held_schedules`).
+  schedule slots the kill switch held are caught up once it is off (`aws.held_schedules`);
+  and, once a UTC day, the bucket's blobs no event names are removed (`store.blob_sweep`).
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -51,6 +52,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         caught_up = run(held_schedules.catch_up_held(h))
         if caught_up:
             answer["caughtUp"] = caught_up
+        try:
+            blobs = run(h.sweep_blobs())
+        except Exception:  # the blob sweep is housekeeping: it never fails the turn sweep
+            log.exception("the blob sweep failed; the next day's sweep tries again")
+            blobs = None
+        if blobs is not None:
+            answer["blobs"] = blobs
         return answer
     log.error("unrecognised event: keys %s", sorted(event)[:20])
     return {"ok": False, "error": "bad_request"}
