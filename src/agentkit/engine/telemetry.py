@@ -11,6 +11,10 @@ variables, are in docs/observability.md:
   approval the turn parks on is a span event, an interrupt ends it with its reason.
 - `chat {model}` per model call: model, token usage, finish reasons, time to first chunk.
 - `execute_tool {tool}` per tool call: tool name, call id, error status.
+- the GenAI client metrics of each model call (`gen_ai.client.token.usage`,
+  `gen_ai.client.operation.duration`), once a host installs a meter provider.
+- `carrier` and `continued_from`: the trace context across a process hop (the Lambda
+  dispatch payload).
 
 Message and tool content is recorded only with
 `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. Attribute names follow the
