@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -43,10 +47,21 @@ class SpanRecord:
     service: str | None
 
 
+@dataclass(frozen=True)
+class HistogramPoint:
+    """One histogram data point of a received metric."""
+
+    metric: str
+    attributes: dict[str, Any]
+    count: int
+    sum: float
+
+
 @dataclass
 class Receiver:
     port: int = 0
     spans: list[SpanRecord] = field(default_factory=list)
+    points: list[HistogramPoint] = field(default_factory=list)
     requests: int = 0
     paths: list[str] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
@@ -54,6 +69,38 @@ class Receiver:
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def add_metrics(self, path: str, body: bytes) -> None:
+        request = ExportMetricsServiceRequest()
+        request.ParseFromString(body)
+        found = [
+            HistogramPoint(
+                metric=m.name,
+                attributes={a.key: _value(a.value) for a in p.attributes},
+                count=p.count,
+                sum=p.sum,
+            )
+            for rm in request.resource_metrics
+            for sm in rm.scope_metrics
+            for m in sm.metrics
+            if m.WhichOneof("data") == "histogram"
+            for p in m.histogram.data_points
+        ]
+        with self.changed:
+            self.requests += 1
+            self.paths.append(path)
+            self.points.extend(found)
+            self.changed.notify_all()
+
+    def wait_for_points(
+        self, ready: Callable[[list[HistogramPoint]], bool], timeout: float = 30.0
+    ) -> list[HistogramPoint]:
+        """The histogram points received so far, once `ready(points)` holds."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: ready(list(self.points)), timeout):
+                names = sorted({p.metric for p in self.points})
+                raise AssertionError(f"metrics never arrived; received: {names}")
+            return list(self.points)
 
     def add(self, path: str, body: bytes) -> None:
         request = ExportTraceServiceRequest()
@@ -103,8 +150,12 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.headers.get("Content-Encoding") == "gzip":
                 body = gzip.decompress(body)
-            receiver.add(self.path, body)
-            reply = ExportTraceServiceResponse().SerializeToString()
+            if self.path.endswith("/v1/metrics"):
+                receiver.add_metrics(self.path, body)
+                reply = ExportMetricsServiceResponse().SerializeToString()
+            else:
+                receiver.add(self.path, body)
+                reply = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", str(len(reply)))

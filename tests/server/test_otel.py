@@ -413,3 +413,37 @@ def test_agentkit_run_exports_its_turn_too(receiver: Receiver, tmp_path: Path) -
     assert turn.attributes["agentkit.principal"] == "local"
     children = {s.name for s in spans if s.parent_id == turn.span_id}
     assert {"chat scripted", "execute_tool get_weather", "execute_tool task"} <= children
+
+
+def test_model_calls_are_measured_with_the_genai_client_metrics(
+    receiver: Receiver, served_factory: Any
+) -> None:
+    served = served_factory(_otel_env(receiver, OTEL_METRIC_EXPORT_INTERVAL="100"))
+    with _client() as client:
+        _, events = _run_turn(client, served, "weather please")
+    # The root agent's two calls and the subagent's two.
+    want = sum(e["data"]["usage"]["inputTokens"] for e in events if e["type"] == "step.completed")
+
+    def tokens(points: list[Any], kind: str) -> list[Any]:
+        return [
+            p
+            for p in points
+            if p.metric == "gen_ai.client.token.usage"
+            and p.attributes.get("gen_ai.token.type") == kind
+        ]
+
+    def ready(points: list[Any]) -> bool:
+        durations = [p for p in points if p.metric == "gen_ai.client.operation.duration"]
+        return bool(durations) and max(p.count for p in durations) >= 4
+
+    points = receiver.wait_for_points(ready)
+    [duration] = [
+        p for p in points if p.metric == "gen_ai.client.operation.duration" and p.count >= 4
+    ]
+    assert duration.attributes["gen_ai.operation.name"] == "chat"
+    assert duration.attributes["gen_ai.request.model"] == "scripted"
+    assert duration.sum > 0
+    latest_input = max(tokens(points, "input"), key=lambda p: p.count)
+    assert latest_input.count == 4
+    assert latest_input.sum > want > 0  # the turn's own steps, plus the subagent's
+    assert max(p.count for p in tokens(points, "output")) == 4

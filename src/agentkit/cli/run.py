@@ -82,7 +82,7 @@ async def _run(
     from agentkit.sessions import Principal
     from agentkit.store.files import FileStore
 
-    tracing = otel.configure()  # OTLP export when OTEL_EXPORTER_OTLP_* asks for it
+    otel.configure()  # OTLP export when OTEL_EXPORTER_OTLP_* asks for it
 
     state = root / ".agentkit"
     store = FileStore(state)
@@ -106,8 +106,7 @@ async def _run(
         if connections is not None:
             await connections.aclose()
         await store.close()
-        if tracing is not None:
-            tracing.force_flush()
+        otel.flush()
     trace = store.trace_path(accepted.session_id)
     trace.parent.mkdir(parents=True, exist_ok=True)
     trace.write_text("".join(e.to_json() + "\n" for e in events), encoding="utf-8")

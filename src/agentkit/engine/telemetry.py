@@ -11,6 +11,10 @@ variables, are in docs/observability.md:
   approval the turn parks on is a span event, an interrupt ends it with its reason.
 - `chat {model}` per model call: model, token usage, finish reasons, time to first chunk.
 - `execute_tool {tool}` per tool call: tool name, call id, error status.
+- the GenAI client metrics of each model call (`gen_ai.client.token.usage`,
+  `gen_ai.client.operation.duration`), once a host installs a meter provider.
+- `carrier` and `continued_from`: the trace context across a process hop (the Lambda
+  dispatch payload).
 
 Message and tool content is recorded only with
 `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. Attribute names follow the
@@ -28,7 +32,7 @@ from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from agentkit.errors import TurnInterrupted
@@ -57,6 +61,22 @@ _tracer = trace.get_tracer("agentkit", __version__)
 _FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_call", "max_tokens": "length"}
 
 
+# The GenAI client metrics, with the conventions' advised buckets. Instruments made on the
+# API's proxy meter start recording once a host installs a meter provider.
+_meter = metrics.get_meter("agentkit", __version__)
+_token_usage = _meter.create_histogram(
+    "gen_ai.client.token.usage",
+    unit="{token}",
+    description="Number of input and output tokens used.",
+    explicit_bucket_boundaries_advisory=[4.0**n for n in range(14)],
+)
+_duration = _meter.create_histogram(
+    "gen_ai.client.operation.duration",
+    unit="s",
+    description="GenAI operation duration.",
+    explicit_bucket_boundaries_advisory=[0.01 * 2**n for n in range(14)],
+)
+
 # A provider named by the API's own variable is loaded on the first `get_tracer_provider()`.
 _PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
@@ -70,6 +90,16 @@ def enabled() -> bool:
     if _PROVIDER_FROM_ENV:
         return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
     return trace._TRACER_PROVIDER is not None
+
+
+def metrics_enabled() -> bool:
+    """Whether a meter provider is installed (read as `enabled` reads the tracer's)."""
+    if _METER_FROM_ENV:
+        return not isinstance(metrics.get_meter_provider(), metrics._internal._ProxyMeterProvider)
+    return metrics._internal._METER_PROVIDER is not None
+
+
+_METER_FROM_ENV = "OTEL_PYTHON_METER_PROVIDER" in os.environ
 
 
 def capture_content() -> bool:
@@ -287,12 +317,13 @@ def _agent_span(
 class ChatSpan(_Handle):
     """The `chat` span of one model call; `chunk()` marks the time to the first chunk."""
 
-    __slots__ = ("_started", "first", "span")
+    __slots__ = ("_started", "first", "span", "usage")
 
     def __init__(self, span: Span | None) -> None:
         self.span = span if span is not None and span.is_recording() else None
         self._started = time.perf_counter()
         self.first = self.span is None  # nothing to mark on the no-op handle
+        self.usage: Usage | None = None  # the call's usage, once finished (for the metrics)
 
     def chunk(self) -> None:
         if self.first or self.span is None:
@@ -305,7 +336,10 @@ class ChatSpan(_Handle):
     def finish(self, usage: Usage, stop_reason: str, text: str, calls: Sequence[ToolCall]) -> None:
         span = self.span
         if span is None:
+            if self is not NO_CHAT:
+                self.usage = usage
             return
+        self.usage = usage
         reason = _FINISH_REASONS.get(stop_reason, stop_reason)
         span.set_attribute("gen_ai.response.finish_reasons", [reason])
         _usage(span, usage)
@@ -320,9 +354,47 @@ NO_CHAT = ChatSpan(None)
 
 def chat_span(model_id: str, request: ModelRequest) -> AbstractContextManager[ChatSpan]:
     """`chat {model}` around one streamed model call."""
-    if not enabled():
+    tracing = enabled()
+    if not tracing and not metrics_enabled():
         return NO_CHAT
-    return _chat_span(model_id, request)
+    return _chat_call(model_id, request, tracing)
+
+
+@contextmanager
+def _chat_call(model_id: str, request: ModelRequest, tracing: bool) -> Iterator[ChatSpan]:
+    """The call's span (when tracing) and its GenAI client metrics (when metering)."""
+    started = time.perf_counter()
+    chat = ChatSpan(None)
+    error: str | None = None
+    try:
+        if tracing:
+            with _chat_span(model_id, request) as chat:
+                yield chat
+        else:
+            yield chat
+    except TurnInterrupted:
+        raise
+    except BaseException as exc:
+        error = type(exc).__qualname__
+        raise
+    finally:
+        if metrics_enabled():
+            _record_call(model_id, chat.usage, time.perf_counter() - started, error)
+
+
+def _record_call(model_id: str, usage: Usage | None, seconds: float, error: str | None) -> None:
+    provider, name = split_model(model_id)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": name,
+    }
+    if error is not None:
+        attributes["error.type"] = error
+    _duration.record(seconds, attributes)
+    if usage is not None:
+        _token_usage.record(usage.input_tokens, {**attributes, "gen_ai.token.type": "input"})
+        _token_usage.record(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
 
 
 @contextmanager
@@ -432,6 +504,7 @@ __all__ = [
     "chat_span",
     "continued_from",
     "enabled",
+    "metrics_enabled",
     "split_model",
     "tool_span",
 ]

@@ -72,7 +72,7 @@ def instrumented(fn: Handler) -> Handler:
 
         # OpenTelemetry export when OTEL_EXPORTER_OTLP_* asks for it (docs/observability.md);
         # flushed before the invocation returns, since Lambda may freeze the process after.
-        provider = otel.configure()
+        otel.configure()
         log = observability.logger()
         # Responses and errors carry continuation tokens and conversation text: never
         # copied into trace metadata.
@@ -90,7 +90,6 @@ def instrumented(fn: Handler) -> Handler:
             metrics = observability.metrics_if_used()
             if metrics is not None and metrics.metric_set:
                 metrics.flush_metrics()
-            if provider is not None:
-                provider.force_flush()
+            otel.flush()
 
     return wrapper
