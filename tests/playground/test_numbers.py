@@ -8,53 +8,12 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.format_cases import CASES, METRIC_CASES
 from tests.fixtures.http_server import Served, ServeFactory
 from tests.playground.test_example_agent import open_page, pr_review  # noqa: F401
 from tests.playground.test_playground import open_playground
 
 pytestmark = pytest.mark.slow(reason="drives the playground in Chromium")
-
-CASES: list[tuple[str, Any, str]] = [
-    ("formatCount", 1969, "1,969"),
-    ("formatCount", 1234567, "1,234,567"),
-    ("formatCount", 0, "0"),
-    ("formatMean", 1971.3, "1,971"),
-    ("formatMean", 0.9, "0.9"),
-    ("formatMean", 12.3456, "12.3"),
-    ("formatMean", 0.012345, "0.0123"),
-    ("formatMean", -3.14159, "-3.14"),
-    ("formatMean", 0, "0"),
-    ("formatRate", 0.9, "90%"),
-    ("formatRate", 0.1234, "12%"),
-    ("formatRate", 0.0123, "1.2%"),
-    ("formatRate", 1, "100%"),
-    ("formatMoney", 0.012345, "$0.0123"),
-    ("formatMoney", 0.5, "$0.50"),
-    ("formatMoney", 0.0009, "$0.0009"),
-    ("formatMoney", 0.00001, "<$0.0001"),
-    ("formatMoney", 2.5, "$2.50"),
-    ("formatMoney", 1234.5, "$1,234.50"),
-    ("formatMoney", 0, "$0"),
-    ("formatMs", 840, "840 ms"),
-    ("formatMs", 2400, "2.40 s"),
-    ("formatMs", 0.4, "<1 ms"),
-    ("formatMs", 185_000, "3 min 5 s"),
-    ("formatMs", 0, "0 ms"),
-    ("formatMean", None, ""),
-    ("formatMoney", "x", ""),
-]
-
-
-METRIC_CASES: list[tuple[str, float, str]] = [
-    ("completed", 0.9, "90%"),
-    ("failed", 0.0123, "1.2%"),
-    ("costUsd", 0.012345, "$0.0123"),
-    ("costUsd", -0.0051, "-$0.0051"),
-    ("latencyMs", 840, "840 ms"),
-    ("latencyMs", -26, "-26 ms"),
-    ("inputTokens", 1971.3, "1,971"),
-    ("steps", 2.25, "2.25"),
-]
 
 
 def test_the_formatter_writes_numbers_for_people(serve: ServeFactory, page_factory: Any) -> None:

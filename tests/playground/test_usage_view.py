@@ -180,10 +180,14 @@ def test_usage_tab_charts_marks_and_filters(
     principal = usage.get_by_label("Principal")
     options = principal.locator("option").all_inner_texts()
     assert len(options) == 3  # all and the two callers
-    before = usage.locator("table.usage-table tr").count()
+    everyone = get(seeded, ADMIN).json()["total"]["turns"]
+    one = get(seeded, ADMIN, principal=options[1]).json()["total"]["turns"]
+    summary = usage.locator("figure.chart-turns svg")
+    assert (summary.get_attribute("aria-label") or "").startswith(f"{everyone} turns")
     principal.select_option(index=1)
     page.locator("#usage-principal option:checked", has_text=options[1]).wait_for(state="attached")
-    assert usage.locator("table.usage-table tr").count() <= before
+    page.locator(f'figure.chart-turns svg[aria-label^="{one} turns"]').wait_for()
+    assert one < everyone
     result = page.evaluate(AUDIT)
     assert result["unnamed"] == [] and result["low"] == [], result
     usage.locator("figure.chart").first.screenshot(path=str(tmp_path / f"usage-{scheme}.png"))

@@ -102,10 +102,14 @@ function vmark(f, t, cls, label) {
   const g = svg("g", {}, cls);
   g.append(svg("line", { x1: f.x(t), x2: f.x(t), y1: f.top, y2: f.bottom }));
   // Near the right edge the label goes to the left of its line, so it is never cut off.
+  // Successive markers put their labels a line lower each (three lines, then round again),
+  // so two markers close together do not print over each other.
   const right = f.x(t) > f.w - 110;
-  const text = svg("text", { x: f.x(t) + (right ? -3 : 3), y: f.top + 10, "text-anchor": right ? "end" : "start" }, "chart-mark-label");
+  f.marks = (f.marks || 0) + 1;
+  const y = f.top + 10 + 12 * ((f.marks - 1) % 3);
+  const text = svg("text", { x: f.x(t) + (right ? -3 : 3), y, "text-anchor": right ? "end" : "start" }, "chart-mark-label");
   text.textContent = label.split(":")[0];
-  g.append(text);
+  if (f.marks <= 6) g.append(text); // past six, the lines and their titles say it
   return titled(g, label);
 }
 
@@ -238,7 +242,12 @@ export function lineChart(series, options) {
     const t = Date.parse(m.at);
     if (!Number.isNaN(t)) f.root.append(vmark(f, Math.min(Math.max(t, Math.min(...xs)), Math.max(...xs)), m.cls || "chart-pause", m.label));
   }
-  if ((options.marks || []).length) legend.append(el("span", "key key-pause", options.marksLabel || "marked"));
+  if ((options.marks || []).length) {
+    // One key per kind of marker drawn: [legend class, label] pairs, or one "marked" key.
+    const keys = options.marksLegend || [["key-pause", options.marksLabel || "marked"]];
+    const drawn = new Set(options.marks.map((m) => m.cls || "chart-pause"));
+    for (const [cls, text] of keys) if (!options.marksLegend || drawn.has(cls.replace("key-", "chart-"))) legend.append(el("span", `key ${cls}`, text));
+  }
   // Hover columns over the merged times: every series' value at that time.
   const times = [...new Set(xs)].sort((a, b) => a - b);
   const at = (s, t) => {

@@ -52,18 +52,19 @@ function charts(data, width) {
   const at = (b) => b.start;
   const marks = marksOf(data);
   const marksLabel = "budget or daily limit";
+  const marksLegend = [["key-pause", "budget stop"], ["key-limit", "daily limit reached"]];
   const span = data.bucket === "day" ? "day" : "hour";
   const peak = (key) => Math.max(...buckets.map((b) => b[key] || 0));
   const box = el("div", "charts");
   const series = (name, key) => ({ name, points: buckets.map((b) => ({ at: at(b), value: b[key] || 0 })) });
   const turns = lineChart([series("turns", "turns"), series("failed", "failedTurns")], {
-    title: `Turns per ${span}`, width, steps: false, format: formatCount, marks, marksLabel,
+    title: `Turns per ${span}`, width, steps: false, format: formatCount, marks, marksLabel, marksLegend,
     summary: `${formatCount(data.total.turns)} turns (${formatCount(data.total.failedTurns)} failed) over `
       + `${formatCount(buckets.length)} ${span}s; busiest ${formatCount(peak("turns"))} turns in one ${span}.`,
   });
   turns.classList.add("chart-turns");
   const tokens = lineChart([series("in", "inputTokens"), series("out", "outputTokens")], {
-    title: `Tokens per ${span}`, width, steps: false, format: formatCount, marks, marksLabel,
+    title: `Tokens per ${span}`, width, steps: false, format: formatCount, marks, marksLabel, marksLegend,
     summary: `${formatCount(data.total.inputTokens)} tokens in and ${formatCount(data.total.outputTokens)} out; `
       + `at most ${formatCount(peak("inputTokens"))} in during one ${span}.`,
   });
@@ -71,7 +72,7 @@ function charts(data, width) {
   box.append(turns, tokens);
   if (buckets.some((b) => typeof b.costUsd === "number")) {
     const cost = lineChart([series("cost", "costUsd")], {
-      title: `Cost per ${span}`, width, steps: false, format: formatMoney, marks, marksLabel,
+      title: `Cost per ${span}`, width, steps: false, format: formatMoney, marks, marksLabel, marksLegend,
       summary: `${formatMoney(data.total.costUsd || 0)} in all; at most ${formatMoney(peak("costUsd"))} in one ${span}.`,
     });
     cost.classList.add("chart-cost");
@@ -79,7 +80,7 @@ function charts(data, width) {
   }
   if (buckets.some((b) => typeof b.latencyP50Ms === "number")) {
     const latency = lineChart([series("p50", "latencyP50Ms"), series("p95", "latencyP95Ms")], {
-      title: `Turn latency per ${span}`, width, steps: false, format: formatMs, marks, marksLabel,
+      title: `Turn latency per ${span}`, width, steps: false, format: formatMs, marks, marksLabel, marksLegend,
       summary: `Turn latency over all turns: p50 ${formatMs(data.total.latencyP50Ms)}, p95 ${formatMs(data.total.latencyP95Ms)}; `
         + `worst p95 in one ${span} ${formatMs(peak("latencyP95Ms"))}.`,
     });
