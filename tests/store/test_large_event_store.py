@@ -103,3 +103,18 @@ async def test_an_append_that_fails_after_its_blob_loses_nothing(harness: Harnes
     assert again[0].index == 1
     assert (await harness.reopen().read(record.id))[1].data["result"] == payload
     assert blobs_of(harness).count() == 1
+
+
+async def test_reads_hand_out_the_same_restored_event(harness: Harness) -> None:
+    # The folds carried per session check the stream still holds the same event objects;
+    # a large event restored anew on every read made every turn fold the whole stream.
+    if harness.kind not in ("memory", "files"):
+        pytest.skip("only a store that caches its events hands out the same objects")
+    record = await harness.new_session()
+    await harness.store.append(record.id, [tool_result("c1", big_text(2 * LARGE_PAYLOAD_BYTES))])
+    await harness.store.append(record.id, [note("after")])
+
+    first, second = await harness.store.read(record.id), await harness.store.read(record.id)
+
+    assert first[0].data["result"] == big_text(2 * LARGE_PAYLOAD_BYTES)
+    assert first[0] is second[0] and first[1] is second[1]

@@ -69,6 +69,37 @@ _MISSING = object()
 _CACHE = _Decoded(_DECODED_CACHE_BYTES)
 
 
+class _Restored:
+    """The restored event of a stored one, by the stored object's identity: a store's
+    cache hands out the same stored event on every read, so every read hands out the same
+    restored one too, and the folds carried per session (which check that the stream
+    still holds the same event object, `engine.folds.incremental`) carry on over large
+    events instead of folding the whole stream afresh."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._items: OrderedDict[int, tuple[Event, Event]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, stored: Event) -> Event | None:
+        with self._lock:
+            found = self._items.get(id(stored))
+            if found is None or found[0] is not stored:
+                return None
+            self._items.move_to_end(id(stored))
+            return found[1]
+
+    def put(self, stored: Event, restored: Event) -> None:
+        with self._lock:  # (the stored event is kept alive with it: its id stays its own)
+            self._items[id(stored)] = (stored, restored)
+            self._items.move_to_end(id(stored))
+            while len(self._items) > self._keep:
+                self._items.popitem(last=False)
+
+
+_RESTORED = _Restored(4096)
+
+
 def encode(value: Any) -> bytes:
     """The JSON bytes of a payload value, as the stores write it."""
     try:
@@ -222,9 +253,14 @@ async def restore(events: list[Event], blobs: BlobStore | None) -> list[Event]:
     if blobs is None:
         raise _no_blobs()
     out = list(events)
-    full = await asyncio.gather(*(_restore_data(events[i].data, blobs) for i in large))
-    for i, data in zip(large, full, strict=True):
-        out[i] = _replaced(events[i], data)
+    todo = [i for i in large if _RESTORED.get(events[i]) is None]
+    full = await asyncio.gather(*(_restore_data(events[i].data, blobs) for i in todo))
+    for i, data in zip(todo, full, strict=True):
+        _RESTORED.put(events[i], _replaced(events[i], data))
+    for i in large:
+        out[i] = _RESTORED.get(events[i]) or _replaced(
+            events[i], await _restore_data(events[i].data, blobs)
+        )
     return out
 
 
