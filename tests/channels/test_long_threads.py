@@ -105,14 +105,17 @@ def ends_and_compactions(events: list[Any]) -> tuple[list[str], int]:
 
 
 # After 300 turns the Slack pack's deliveries of the thread's events lag minutes behind
-# the turns (the host drains them when it closes), so the default suite runs 60 mentions
-# and the bench run (-m bench) the full 300.
+# the turns (the host drops what is still queued when it closes), so the default suite
+# runs 60 mentions and the bench run (-m bench) the full 300.
 @pytest.mark.slow(reason="hundreds of Slack deliveries, each a turn, in one thread")
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("mentions", [60, pytest.param(300, marks=pytest.mark.bench)])
 async def test_a_long_slack_thread_stays_in_one_session(
-    host_for: Any, slack: SlackStandIn, monkeypatch: pytest.MonkeyPatch, mentions: int
+    slack: SlackStandIn, monkeypatch: pytest.MonkeyPatch, host_for: Any, mentions: int
 ) -> None:
+    # Fixtures are torn down in reverse order: the host closes first, while the stand-in
+    # still answers and the Slack variables are still set, so deliveries that lag behind
+    # the turns are dropped at close rather than retried against a server already gone.
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
     monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
     monkeypatch.setenv("SLACK_API_URL", slack.url)
@@ -139,7 +142,7 @@ async def test_a_long_slack_thread_stays_in_one_session(
 @pytest.mark.slow(reason="50 GitHub deliveries, each a turn, on one pull request")
 @pytest.mark.timeout(600)
 async def test_a_pr_woken_by_50_pushes_stays_in_one_session(
-    host_for: Any, github: GitHubStandIn, monkeypatch: pytest.MonkeyPatch
+    github: GitHubStandIn, monkeypatch: pytest.MonkeyPatch, host_for: Any
 ) -> None:
     monkeypatch.setenv("GITHUB_API_URL", github.url)
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_long_pr_token")
