@@ -311,7 +311,11 @@ class LocalHookFanout:
         key = (session_id, hook.name)
         lane = self._lanes[key]
         try:
-            while lane.pending:
+            # `_closed` is checked before each event, not left to cancellation alone: a
+            # handler that finishes in the step the fan-out closes can swallow the cancel
+            # (`asyncio.wait_for` before 3.12 then returns its result), and the queue must
+            # not be drained after close all the same.
+            while lane.pending and not self._closed:
                 # Publishes of one session may interleave; deliver the lowest index first
                 # and never one at or below what this hook already saw.
                 lane.pending.sort(key=lambda e: e.index)
@@ -336,6 +340,8 @@ class LocalHookFanout:
     async def close(self) -> None:
         """Stop delivering: cancel running handlers and drop what is queued."""
         self._closed = True
+        for lane in self._lanes.values():
+            lane.pending.clear()
         tasks = [la.task for la in self._lanes.values() if la.task is not None]
         for task in tasks:
             task.cancel()

@@ -81,7 +81,11 @@ class ChatStandIn:
             self.scripts.extend(scripts)
 
     def start(self) -> ChatStandIn:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # `stop()` waits for the serve loop to see its request, up to one poll interval
+        # (0.5 s by default, paid by every test that stops a stand-in).
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

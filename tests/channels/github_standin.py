@@ -118,7 +118,11 @@ class GitHubStandIn:
                 self._answer(200, {"number": int(m[3]), "head": {"sha": standin.heads.get(key)}})
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # `stop()` waits for the serve loop to see its request, up to one poll interval
+        # (0.5 s by default, paid by every test that stops a stand-in).
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

@@ -110,10 +110,10 @@ def ends_and_compactions(events: list[Any]) -> tuple[list[str], int]:
 
 
 # After 300 turns the Slack pack's deliveries of the thread's events lag minutes behind
-# the turns (the host drains them when it closes), so the default suite runs 60 mentions
-# and the bench run (-m bench) the full 300. On DynamoDB (moto answers one request at a
-# time, a few seconds a turn on a busy machine) the default suite runs 8 (one compaction at
-# least), the bench run the full counts: 300 mentions, 50 pushes.
+# the turns (the host drops what is still queued when it closes), so the default suite
+# runs 60 mentions and the bench run (-m bench) the full 300. On DynamoDB (moto answers one
+# request at a time, a few seconds a turn on a busy machine) the default suite runs 8 (one
+# compaction at least), the bench run the full counts: 300 mentions, 50 pushes.
 @pytest.mark.slow(reason="hundreds of Slack deliveries, each a turn, in one thread")
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize(
@@ -126,12 +126,15 @@ def ends_and_compactions(events: list[Any]) -> tuple[list[str], int]:
     ],
 )
 async def test_a_long_slack_thread_stays_in_one_session(
-    host_for: Any,
     slack: SlackStandIn,
     monkeypatch: pytest.MonkeyPatch,
+    host_for: Any,
     kind: str,
     mentions: int,
 ) -> None:
+    # Fixtures are torn down in reverse order: the host closes first, while the stand-in
+    # still answers and the Slack variables are still set, so deliveries that lag behind
+    # the turns are dropped at close rather than retried against a server already gone.
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
     monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
     monkeypatch.setenv("SLACK_API_URL", slack.url)
@@ -166,9 +169,9 @@ async def test_a_long_slack_thread_stays_in_one_session(
     ],
 )
 async def test_a_pr_woken_by_50_pushes_stays_in_one_session(
-    host_for: Any,
     github: GitHubStandIn,
     monkeypatch: pytest.MonkeyPatch,
+    host_for: Any,
     kind: str,
     pushes: int,
 ) -> None:

@@ -156,3 +156,32 @@ async def test_deliver_to_hooks_isolates_failures_and_reports_them() -> None:
     )
     assert [(f.hook, f.index, f.event_type) for f in failures] == [("bad", 1, "turn.failed")]
     assert [i for _, i, _ in seen] == [0, 1]
+
+
+async def test_close_drops_the_queue_even_when_the_running_delivery_ends_as_it_is_cancelled() -> (
+    None
+):
+    """A handler that finishes in the very step the fan-out closes (a Slack post returning as
+    the host shuts down) can swallow the cancellation (`asyncio.wait_for` on 3.11 returns the
+    finished result instead of raising). Close must still drop the queued events: the host
+    used to drain every one of them then, each a Web API call to a server already gone."""
+    seen: list[int] = []
+    closing: list[asyncio.Task[None]] = []
+    fanout = LocalHookFanout([])
+
+    async def closes_on_first(event: Event, ctx: HookContext) -> None:
+        seen.append(event.index)
+        if not closing:
+            closing.append(asyncio.create_task(fanout.close()))
+
+    fanout.replace_hooks([NamedHook("h", define_hook(events={"*": closes_on_first}))])
+    fanout.publish(SESSION, [ev(i) for i in range(50)])
+    for _ in range(1000):  # a few loop steps: the first delivery starts the close
+        if closing:
+            break
+        await asyncio.sleep(0)
+    await closing[0]
+    assert seen == [0]
+    fanout.publish(SESSION, [ev(50)])  # closed: nothing more is taken
+    await fanout.drain()
+    assert seen == [0]

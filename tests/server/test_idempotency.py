@@ -172,7 +172,7 @@ def test_a_lost_stop_is_answered_again(shared_server: Served, proxy: CuttingProx
     url = shared_server.url
     with httpx.Client(timeout=30) as client:
         sid = start_session(client, url, "run the slow job")["sessionId"]
-        read_stream(client, url, sid, until=of_type("action.started"))
+        read_stream(client, url, sid, until=of_type("actions.requested"))
         headers = key()
         with pytest.raises(httpx.TransportError):
             client.post(f"{proxied(proxy)}/v1/session/{sid}/stop", headers=headers)
