@@ -27,6 +27,8 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,9 +45,12 @@ from agentkit.store.base import Claim, ClaimStore
 
 __all__ = [
     "IN_FLIGHT_TTL",
+    "IN_FLIGHT_WAIT",
+    "IN_USE_RETRY_AFTER",
     "MAX_KEY_CHARS",
     "MAX_REPLAY_CHARS",
     "REPLAY_TTL",
+    "WAIT_ENV",
     "Answer",
     "ClaimStore",
     "IdempotencyKeyInUse",
@@ -53,6 +58,7 @@ __all__ = [
     "IdempotencyResponseTooLarge",
     "InvalidIdempotencyKey",
     "fingerprint",
+    "in_flight_wait",
     "run_once",
     "validate_header_key",
 ]
@@ -68,8 +74,13 @@ MAX_KEY_CHARS = 255
 # (100 000 characters) and well inside one item (400 KB).
 MAX_REPLAY_CHARS = 64_000
 # How long a retry waits for a first attempt still running in this process before it is
-# answered `409 idempotency_key_in_use`: inside API Gateway's 29 s.
+# answered `409 idempotency_key_in_use`: inside API Gateway's 29 s. `WAIT_ENV` (seconds)
+# sets another, for a server behind a gateway with a shorter limit.
 IN_FLIGHT_WAIT = 20.0
+WAIT_ENV = "AGENTKIT_IDEMPOTENCY_WAIT"
+# The `Retry-After` (seconds) of a `409 idempotency_key_in_use` whose first attempt is
+# running: the retry then waits for it again, so a short pause is enough.
+IN_USE_RETRY_AFTER = 2
 
 # The first attempts running in this process, by record key. Each runs in its own task,
 # shielded from its caller: a client that disconnects (its request task cancelled) does
@@ -91,9 +102,33 @@ class InvalidIdempotencyKey(BadRequest):
 
 
 class IdempotencyKeyInUse(Conflict):
-    """The first request with this key is still running."""
+    """The first request with this key is still running: retry after `retry_after`
+    seconds (the `Retry-After` header, and `retryAfter` in the body)."""
 
     code = "idempotency_key_in_use"
+
+    def __init__(
+        self,
+        message: str = "a request with this Idempotency-Key is still running",
+        *,
+        retry_after: float = IN_USE_RETRY_AFTER,
+    ) -> None:
+        seconds = max(1, math.ceil(retry_after))
+        super().__init__(message, retryAfter=seconds)
+        self.retry_after = seconds
+        self.headers = {"retry-after": str(seconds)}
+
+
+def in_flight_wait() -> float:
+    """How long a retry waits for a first attempt running here (`WAIT_ENV`, else
+    `IN_FLIGHT_WAIT`)."""
+    raw = os.environ.get(WAIT_ENV)
+    if raw is None:
+        return IN_FLIGHT_WAIT
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return IN_FLIGHT_WAIT
 
 
 class IdempotencyResponseTooLarge(Conflict):
@@ -170,9 +205,9 @@ async def run_once(
         running = _running.get(stored)
         if running is not None:
             # The first attempt runs here (its caller may be gone): wait for its answer.
-            await asyncio.wait({running}, timeout=IN_FLIGHT_WAIT)
+            await asyncio.wait({running}, timeout=in_flight_wait())
             if not running.done():
-                raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+                raise IdempotencyKeyInUse()
         claim = await store.get_claim(stored)
         if claim is None:
             continue  # it lapsed or was released between the two reads: claim again
@@ -182,7 +217,7 @@ async def run_once(
                 continue  # it died before the message: the token is back, run it afresh
             claim = kept
         return _replay(claim, request_fingerprint, secret), True
-    raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+    raise IdempotencyKeyInUse()
 
 
 def _shielded(stored: str, first: Awaitable[Answer]) -> asyncio.Task[Answer]:
@@ -245,7 +280,7 @@ async def _settle_prepared(
         return claim  # answered as any other record is (422, or in use)
     verdict = await prepared_answer.what_happened(sessions, record)
     if verdict == "in_flight":
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if verdict == "abandoned":
         await claims.release_claim(stored)
         return None
@@ -300,13 +335,13 @@ def _replay(claim: Claim, request_fingerprint: str, secret: bytes) -> Answer:
     except ValueError:
         record = {}
     if not isinstance(record, dict) or "fingerprint" not in record:
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if record["fingerprint"] != request_fingerprint:
         raise IdempotencyKeyReused(
             "this Idempotency-Key was used for a different request; use a new key"
         )
     if claim.state != "done":
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if record.get("tooLarge"):
         raise IdempotencyResponseTooLarge(
             "the request with this Idempotency-Key ran, but its answer was too large to replay"
