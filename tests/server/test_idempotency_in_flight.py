@@ -58,7 +58,9 @@ def direct_call_started(client: httpx.Client, url: str, sid: str, start: int) ->
 
 
 def direct_results(client: httpx.Client, url: str, sid: str) -> list[Event]:
-    return [e for e in dump(client, url, sid) if e["type"] == "action.result" and not e.get("turnId")]
+    return [
+        e for e in dump(client, url, sid) if e["type"] == "action.result" and not e.get("turnId")
+    ]
 
 
 def send_and_hang_up(
@@ -118,3 +120,47 @@ def test_a_retry_that_outlasts_its_wait_is_a_409_with_retry_after(
         assert [e["data"]["callId"] for e in direct_results(client, url, sid)] == [
             retried.json()["callId"]
         ]
+
+
+def wait_for_line(served: Served, text: str, timeout: float = 30.0) -> None:
+    """Wait until the server's log shows `text`."""
+    deadline = time.monotonic() + timeout
+    while text not in served.output():
+        assert time.monotonic() < deadline, served.output()
+        assert served.proc is not None and served.proc.poll() is None, served.output()
+        time.sleep(0.02)
+
+
+def test_a_server_stopped_mid_write_lets_it_finish_and_the_retry_replays_it(
+    serve: ServeFactory, hang_up: Any
+) -> None:
+    served = serve()
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    with httpx.Client(timeout=30) as client:
+        sid, next_index = idle_session(client, served.url)
+        send_and_hang_up(client, served, hang_up(served), sid, headers)
+        direct_call_started(client, served.url, sid, next_index)
+
+        # Stop the server while the job runs; once it is shutting down, let the job end.
+        assert served.proc is not None
+        served.proc.send_signal(signal.SIGTERM)
+        wait_for_line(served, "Waiting for application shutdown.")
+        served.open_gate(sid)
+        assert served.proc.wait(30) == 0, served.output()
+        assert "keyed write(s) still running at shutdown" not in served.output()
+
+        served.port = 0
+        served.start()  # on the same state folder
+        url = served.url
+        retried = client.post(
+            f"{url}/v1/tools/slow_job",
+            json={"input": {"label": "once"}, "sessionId": sid},
+            headers=headers,
+        )
+        assert retried.status_code == 200, retried.text
+        assert retried.headers["idempotent-replayed"] == "true"
+        assert retried.json()["result"] == {"done": "once"}
+        events = dump(client, url, sid)
+        direct = [e for e in events if not e.get("turnId") and e["type"].startswith("action")]
+        assert [e["type"] for e in direct] == ["actions.requested", "action.result"]
+        assert direct[-1]["data"]["callId"] == retried.json()["callId"]

@@ -57,6 +57,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "IdempotencyResponseTooLarge",
     "InvalidIdempotencyKey",
+    "drain",
     "fingerprint",
     "in_flight_wait",
     "run_once",
@@ -220,6 +221,28 @@ async def run_once(
     raise IdempotencyKeyInUse()
 
 
+async def drain(timeout: float) -> int:
+    """Wait up to `timeout` seconds for the first attempts running in this process, so a
+    server that stops lets them finish and keep their answers; how many are still running
+    after it (left to the loop's end: their records stay as they are, see `_run_first`)."""
+    running = set(_running.values())
+    if not running:
+        return 0
+    log.warning(
+        "waiting up to %g s for %d keyed write(s) still running to finish",
+        timeout,
+        len(running),
+    )
+    _done, pending = await asyncio.wait(running, timeout=timeout)
+    if pending:
+        log.warning(
+            "%d keyed write(s) still running at shutdown; a retry with the key gets "
+            "409 idempotency_key_in_use until the record lapses",
+            len(pending),
+        )
+    return len(pending)
+
+
 def _shielded(stored: str, first: Awaitable[Answer]) -> asyncio.Task[Answer]:
     """`first` as a task of its own, listed in `_running` until it ends."""
     task: asyncio.Task[Answer] = asyncio.ensure_future(first)
@@ -302,6 +325,11 @@ async def _run_first(
     )
     try:
         answer = await run()
+    except asyncio.CancelledError:
+        # Cut short (only the loop's end cancels it: the server stopped past its drain
+        # deadline). It may have done part of its work, so the record stays: `started`
+        # lapses after IN_FLIGHT_TTL, `prepared` is settled from the session's log.
+        raise
     except BaseException:
         # Refused or failed: nothing was accepted, so a retry with this key may run it.
         with contextlib.suppress(Exception):

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from agentkit.engine import idempotency
 from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
 from agentkit.server.agent_routes import meta_router, tool_router
@@ -84,6 +85,9 @@ def create_app(
             yield
         finally:
             state.shutdown.set()
+            # Before the hosts close their stores: a keyed write still running ends and
+            # keeps its answer, so its retry after a restart replays it.
+            await idempotency.drain(options.drain_timeout)
             for hook in on_shutdown:
                 try:
                     await hook()
