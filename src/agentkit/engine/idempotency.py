@@ -40,7 +40,7 @@ from agentkit.engine.prepared_answer import SessionReader
 from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
 from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, Conflict, HttpError
-from agentkit.sessions import hash_token, new_http_token
+from agentkit.sessions import hash_token, new_http_token, new_session_id
 from agentkit.store.base import Claim, ClaimStore
 
 __all__ = [
@@ -191,9 +191,10 @@ async def run_once(
     runs shielded from its caller's cancellation (a client that disconnects), so it ends
     and keeps its answer. A retry while it still runs in this process waits for it (up to
     `IN_FLIGHT_WAIT`) and replays its answer; one while it runs elsewhere, or for longer,
-    gets `IdempotencyKeyInUse`. With `shape` (a follow-up: how its `Accepted`
-    is answered), the answer is kept before the token rotates (`engine.prepared_answer`),
-    so a crash in between still leaves it for the retry."""
+    gets `IdempotencyKeyInUse`. With `shape` (a follow-up or a new session: how its
+    `Accepted` is answered), the answer is kept before the token rotates or the session is
+    created (`engine.prepared_answer`), so a crash after that still leaves it for the
+    retry."""
     stored = record_key(principal_id, validate_header_key(key))
     # The answer holds a live token: it is sealed with a key only the caller can present.
     secret = sealing_key("idempotent answer", principal_id, key)
@@ -277,7 +278,7 @@ def _prepared_run(
         )
         await store.settle_claim(stored, prepared_answer.PREPARED, REPLAY_TTL, detail=detail)
 
-    intent = prepared_answer.Intent(new_http_token(), new_turn_id(), keep)
+    intent = prepared_answer.Intent(new_http_token(), new_turn_id(), keep, new_session_id())
 
     async def first() -> Answer:
         answer: Answer = await prepared_answer.run_with(intent, run)
@@ -348,6 +349,7 @@ async def _run_first(
         # The write happened; the caller gets its answer. A retry meets the started record
         # (409 in use) until it lapses.
         log.exception("a write ran, but its idempotency record could not be kept")
+    crash_point("idempotent-answer-unsent")  # the answer is kept; the caller has not got it
     return answer
 
 

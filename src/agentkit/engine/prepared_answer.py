@@ -4,7 +4,10 @@ With an `Idempotency-Key`, a follow-up's new token and turn id are chosen before
 is written, and its answer (sealed, as a replay's is) is kept in the key's record as
 `prepared` before the token rotates. A process killed after the rotation, before the
 answer was kept as `done`, leaves that record; a retry with the same key and body, holding
-the token from before the rotation, then finds it and asks the session what happened:
+the token from before the rotation, then finds it and asks the session what happened.
+A new session is prepared the same way (its id, token and turn chosen and its answer kept
+before the session is created), so a crash after it was created cannot make the retry
+start a second one:
 
 - the message of the prepared turn is recorded: the follow-up was accepted. The kept
   answer (same session, turn and new token) is replayed and the record becomes `done`;
@@ -14,8 +17,8 @@ the token from before the rotation, then finds it and asks the session what happ
 - otherwise the first attempt may still be running: `409 idempotency_key_in_use`.
 
 The route says which answers are prepared (`answer_once(..., shape=...)`); the follow-up
-picks the intent up from the context it runs in (`current`), so no layer in between
-changes shape.
+or the new session takes the intent from the context it runs in (`take`), so no layer in
+between changes shape.
 """
 
 from __future__ import annotations
@@ -38,19 +41,26 @@ ABANDONED_AFTER = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Intent:
-    """What the follow-up about to run will answer, and how to keep it first."""
+    """What the write about to run will answer, and how to keep it first. `session_id` is
+    the id a new session takes (a follow-up's session has its own)."""
 
     token: str
     turn_id: str
     keep: Callable[[Accepted, str | None], Awaitable[None]]  # (answer, hash before rotating)
+    session_id: str = ""
 
 
 _CURRENT: ContextVar[Intent | None] = ContextVar("agentkit_prepared_answer", default=None)
 
 
-def current() -> Intent | None:
-    """The intent of the request this code runs for (none without an Idempotency-Key)."""
-    return _CURRENT.get()
+def take() -> Intent | None:
+    """The intent of the request this code runs for (none without an Idempotency-Key),
+    taken: the work it spawns from here on (a dispatched turn, whose task copies this
+    context) sees none, so no other write picks it up."""
+    intent = _CURRENT.get()
+    if intent is not None:
+        _CURRENT.set(None)
+    return intent
 
 
 async def run_with(intent: Intent, run: Callable[[], Awaitable[Any]]) -> Any:
@@ -110,8 +120,8 @@ __all__ = [
     "PREPARED",
     "Intent",
     "SessionReader",
-    "current",
     "prepared_detail",
     "run_with",
+    "take",
     "what_happened",
 ]
