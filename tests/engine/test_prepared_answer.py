@@ -21,6 +21,7 @@ from agentkit.engine.idempotency import (
     record_key,
     run_once,
 )
+from agentkit.engine.on_busy import OnBusy
 from agentkit.engine.ports import new_turn_id
 from agentkit.engine.runtime import AgentRuntime
 from agentkit.engine.sealed import seal, sealing_key
@@ -202,3 +203,70 @@ async def test_a_new_session_that_died_before_it_existed_is_in_use_then_started_
     await settle(rt)
     assert await sessions_with(rt, "open a ticket") == [answer.body["sessionId"]]
     assert await rt.store.get_session(never) is None
+
+
+class Held:
+    """A dispatcher that keeps turns until the test runs them: the session stays busy."""
+
+    def __init__(self) -> None:
+        self.turns: list[tuple[str, str]] = []
+
+    async def dispatch(self, session_id: str, turn_id: str) -> None:
+        self.turns.append((session_id, turn_id))
+
+
+@pytest.mark.parametrize(
+    ("on_busy", "busy"), [("queue", True), ("queue", False), ("reject", False)]
+)
+async def test_a_queued_or_rejectable_follow_up_cut_off_after_rotating_is_replayed(
+    env: Env, store: Store | None, on_busy: OnBusy, busy: bool
+) -> None:
+    # Cut off after its message was recorded (queued behind a busy turn, or accepted as
+    # the next turn) and the token rotated, before its answer was kept as done.
+    held = Held()
+    rt = env.runtime(
+        [Step.text("hi"), Step.text("again"), Step.text("more")],
+        store=store,
+        **({"dispatcher": held} if busy else {}),
+    )
+    first = await rt.start_session("hello", principal=ALICE)
+    if not busy:
+        await settle(rt)
+    sid, old = first.session_id, first.continuation_token
+
+    async def work(cut_off: bool) -> Answer:
+        accepted = await rt.follow_up(sid, old, "again?", principal=ALICE, on_busy=on_busy)
+        if cut_off:
+            raise asyncio.CancelledError  # as the loop's end cuts a task off
+        return answered(accepted)
+
+    async def send(cut_off: bool = False) -> tuple[Answer, bool]:
+        assert isinstance(rt.store, ClaimStore)
+        return await run_once(
+            rt.store,
+            principal_id=ALICE.id,
+            key=KEY,
+            request_fingerprint=f"fp-{on_busy}",
+            run=lambda: work(cut_off),
+            shape=answered,
+        )
+
+    with pytest.raises(asyncio.CancelledError):
+        await send(cut_off=True)
+    answer, replayed = await send()
+    assert replayed and answer.body["sessionId"] == sid
+    assert answer.body["token"] != old
+    if busy:  # the first turn runs now, and its end drains the queued message
+        await rt.run_turn(*held.turns.pop(0))
+        assert held.turns == [(sid, answer.body["turnId"])]
+        await rt.run_turn(*held.turns.pop(0))
+    else:
+        await settle(rt)
+    events = await rt.store.read(sid)
+    received = [e for e in events if e.type == "message.received"]
+    assert [e.data["message"] for e in received] == ["hello", "again?"]
+    # The replay names the turn the message became (a queued one keeps its queue id).
+    assert received[-1].turn_id == answer.body["turnId"]
+    if not busy:
+        onward = await rt.follow_up(sid, answer.body["token"], "more", principal=ALICE)
+        assert onward.session_id == sid

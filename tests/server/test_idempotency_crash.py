@@ -15,7 +15,7 @@ import pytest
 
 from agentkit.engine.crash_points import CRASH_ENV
 from tests.fixtures.http_server import ServeFactory
-from tests.server.helpers import dump, read_stream, start_session, turn_ends
+from tests.server.helpers import TURN_END, dump, read_stream, start_session, turn_ends
 
 pytestmark = pytest.mark.slow(reason="kills agentkit serve mid-request and restarts it")
 
@@ -126,3 +126,42 @@ def test_a_follow_up_killed_after_its_answer_was_kept_is_replayed(serve: ServeFa
         received = [e for e in dump(client, served.url, sid) if e["type"] == "message.received"]
         assert [e["data"]["message"] for e in received] == ["weather in Porto", "and in Lisbon?"]
         assert retried.json()["turnId"] == received[-1]["turnId"]
+
+
+def test_a_queued_follow_up_killed_before_its_answer_was_kept_is_replayed(
+    serve: ServeFactory,
+) -> None:
+    # `onBusy: "queue"` behind a running turn: killed after the message was queued and the
+    # token rotated, before the answer was kept as done. The retry gets the turn id the
+    # queued message takes when it runs.
+    served = serve(env={CRASH_ENV: "idempotent-answer-unrecorded"})
+    with httpx.Client(timeout=30) as client:
+        started = start_session(client, served.url, "run the slow job")
+        sid, token = started["sessionId"], started["continuationToken"]
+        read_stream(client, served.url, sid, until=lambda e: e["type"] == "action.started")
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        body = {"continuationToken": token, "message": "and then?", "onBusy": "queue"}
+        with pytest.raises(httpx.TransportError):
+            client.post(f"{served.url}/v1/session/{sid}", json=body, headers=headers)
+        assert served.proc is not None and served.proc.wait(10) == -9
+        served.env.pop(CRASH_ENV)
+        served.open_gate(sid)
+        served.restart()
+
+        retried = client.post(f"{served.url}/v1/session/{sid}", json=body, headers=headers)
+        assert retried.status_code == 200, retried.text
+        assert retried.headers["idempotent-replayed"] == "true"
+        answer = retried.json()
+        assert answer["continuationToken"] != token
+        read_stream(
+            client,
+            served.url,
+            sid,
+            until=lambda e: e["type"] in TURN_END and e.get("turnId") == answer["turnId"],
+        )
+        events = dump(client, served.url, sid)
+        received = [e for e in events if e["type"] == "message.received"]
+        assert [e["data"]["message"] for e in received] == ["run the slow job", "and then?"], (
+            "\n".join(f"{e['type']} {e.get('turnId')} {e['data']}" for e in events)
+        )
+        assert received[-1]["turnId"] == answer["turnId"]

@@ -173,9 +173,8 @@ async def follow_up(
     old_hash = record.token_hash
     if old_hash is None:
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
-    # With an Idempotency-Key the token and turn are chosen, and the answer kept, first
-    # (under `queue` and `reject` the answer is kept after, see `engine.prepared_answer`).
-    intent = taken if on_busy == "interrupt" else None
+    # With an Idempotency-Key the token and turn are chosen, and the answer kept, first.
+    intent = taken
     token = intent.token if intent is not None else new_http_token()
     new_hash = hash_token(token)
     if on_busy != "interrupt":
@@ -189,6 +188,7 @@ async def follow_up(
             source,
             on_busy,
             lambda: rt.prepare_workspace(record.id, files) if files else None,
+            intent,
         )
         return Accepted(record.id, token, turn_id)
     # Only while the presented token is still current may this request interrupt: once
@@ -343,16 +343,30 @@ async def accept_rotating(
     source: str,
     on_busy: OnBusy,
     before_recording: Callable[[], None],
+    intent: prepared_answer.Intent | None = None,
 ) -> str:
     """An HTTP follow-up under `queue` or `reject`: the token rotates only once the
-    message is sure to be kept (then `before_recording` writes its files)."""
+    message is sure to be kept (then `before_recording` writes its files). With `intent`
+    (an Idempotency-Key), its answer is kept just before the rotation, and the message
+    (queued or accepted) takes the intent's turn id."""
 
     async def rotate() -> None:
+        if intent is not None:
+            await intent.keep(Accepted(record.id, intent.token, intent.turn_id), old_hash)
         if not await ports.store.rotate_token(record.id, old_hash, new_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
         before_recording()
 
-    return await accept_when_idle(ports, record, message, principal, source, on_busy, claim=rotate)
+    return await accept_when_idle(
+        ports,
+        record,
+        message,
+        principal,
+        source,
+        on_busy,
+        claim=rotate,
+        turn_id=None if intent is None else intent.turn_id,
+    )
 
 
 def is_channel_key(record: SessionRecord, token: str) -> bool:

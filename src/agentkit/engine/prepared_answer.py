@@ -9,7 +9,8 @@ A new session is prepared the same way (its id, token and turn chosen and its an
 before the session is created), so a crash after it was created cannot make the retry
 start a second one:
 
-- the message of the prepared turn is recorded: the follow-up was accepted. The kept
+- the message of the prepared turn is recorded (or queued behind a busy turn, under
+  `on_busy="queue"`): the follow-up was accepted. The kept
   answer (same session, turn and new token) is replayed and the record becomes `done`;
 - it is not, and the record is older than `ABANDONED_AFTER`: the process died between
   the rotation and the message. The token is given back (a compare-and-set from the new
@@ -105,7 +106,7 @@ async def what_happened(
     """What became of the follow-up whose prepared answer is `record` (module docstring)."""
     session_id, turn_id = str(record["sessionId"]), str(record["turnId"])
     events = await store.read(session_id)
-    if any(e.type == EventType.MESSAGE_RECEIVED and e.turn_id == turn_id for e in events):
+    if any(_is_message_of(e, turn_id) for e in events):
         return "accepted"
     if time.time() - float(record.get("at") or 0) < ABANDONED_AFTER:
         return "in_flight"
@@ -113,6 +114,14 @@ async def what_happened(
     if isinstance(old, str):
         await store.rotate_token(session_id, str(record["tokenHash"]), old)
     return "abandoned"
+
+
+def _is_message_of(event: Event, turn_id: str) -> bool:
+    """`event` records the message of `turn_id`: accepted as that turn, or queued behind a
+    busy one (`on_busy="queue"`) under that queue id, which its turn takes."""
+    if event.type == EventType.MESSAGE_RECEIVED:
+        return event.turn_id == turn_id
+    return event.type == EventType.MESSAGE_QUEUED and event.data.get("queueId") == turn_id
 
 
 __all__ = [
