@@ -16,7 +16,12 @@ each with a TTL. One record per principal and key:
   a live continuation token, so it is sealed with a key derived from the principal and the
   caller's key (`engine.sealed`); the store keeps the key only as a hash;
 - removed when the request failed with an error (nothing was accepted, so a retry may run
-  it again).
+  it again); left as it is when the attempt was cut off (the server stopped past its drain
+  deadline, `drain`), since part of it may have run.
+
+A retry turned away while the first attempt runs gets `409 idempotency_key_in_use` with
+`Retry-After`. A server that stops waits for the attempts still running here (`drain`,
+called by the app's lifespan before the stores close), so their answers are kept.
 """
 
 from __future__ import annotations
