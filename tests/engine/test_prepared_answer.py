@@ -28,7 +28,7 @@ from agentkit.engine.sealed import seal, sealing_key
 from agentkit.engine.service import Accepted
 from agentkit.errors import Conflict
 from agentkit.models.scripted import Step
-from agentkit.sessions import hash_token, new_http_token, new_session_id
+from agentkit.sessions import SessionRecord, hash_token, new_http_token, new_session_id
 from agentkit.store.base import ClaimStore, Store
 
 from .conftest import ALICE, Env, settle
@@ -175,9 +175,11 @@ async def test_a_new_session_cut_off_before_its_answer_was_kept_is_replayed(
     assert onward.session_id == sid
 
 
-async def died_before_creating(env: Env, store: Store | None) -> tuple[AgentRuntime, str]:
+async def died_before_creating(
+    env: Env, store: Store | None, *, created: bool = False
+) -> tuple[AgentRuntime, str]:
     """A new session (key `KEY`) whose process died after keeping its answer, before the
-    session was created."""
+    session was created (`created`: after it was created, before its first events)."""
     rt = env.runtime([Step.text("on it")], store=store)
     assert isinstance(rt.store, ClaimStore)
     stored = record_key(ALICE.id, KEY)
@@ -187,13 +189,17 @@ async def died_before_creating(env: Env, store: Store | None) -> tuple[AgentRunt
     accepted = Accepted(sid, token, new_turn_id())
     detail = prepared_answer.prepared_detail("fp-start", sealed, accepted, hash_token(token), None)
     await rt.store.settle_claim(stored, prepared_answer.PREPARED, REPLAY_TTL, detail=detail)
+    if created:
+        record = SessionRecord(id=sid, principal=ALICE.id, token_hash=hash_token(token))
+        await rt.store.create_session(record)
     return rt, sid
 
 
-async def test_a_new_session_that_died_before_it_existed_is_in_use_then_started_afresh(
-    env: Env, store: Store | None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("created", [False, True], ids=["not-created", "created-empty"])
+async def test_a_new_session_that_died_before_its_message_is_in_use_then_started_afresh(
+    env: Env, store: Store | None, monkeypatch: pytest.MonkeyPatch, created: bool
 ) -> None:
-    rt, never = await died_before_creating(env, store)
+    rt, never = await died_before_creating(env, store, created=created)
     with pytest.raises(IdempotencyKeyInUse) as busy:
         await start_keyed(rt)
     assert busy.value.headers["retry-after"]
@@ -202,7 +208,9 @@ async def test_a_new_session_that_died_before_it_existed_is_in_use_then_started_
     assert not replayed and answer.body["sessionId"] != never
     await settle(rt)
     assert await sessions_with(rt, "open a ticket") == [answer.body["sessionId"]]
-    assert await rt.store.get_session(never) is None
+    assert await rt.store.get_session(never) is None  # an empty one left behind is gone
+    listed = [s.id for s in (await rt.store.list_sessions(ALICE.id, limit=100)).items]
+    assert listed == [answer.body["sessionId"]]
 
 
 class Held:

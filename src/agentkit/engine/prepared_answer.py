@@ -14,7 +14,8 @@ start a second one:
   answer (same session, turn and new token) is replayed and the record becomes `done`;
 - it is not, and the record is older than `ABANDONED_AFTER`: the process died between
   the rotation and the message. The token is given back (a compare-and-set from the new
-  hash to the old one, a no-op if it never rotated) and the retry runs afresh;
+  hash to the old one, a no-op if it never rotated), a new session left with no events is
+  deleted, and the retry runs afresh;
 - otherwise the first attempt may still be running: `409 idempotency_key_in_use`.
 
 The route says which answers are prepared (`answer_once(..., shape=...)`); the follow-up
@@ -99,6 +100,8 @@ class SessionReader(Protocol):
 
     async def rotate_token(self, session_id: str, expected_hash: str, new_hash: str) -> bool: ...
 
+    async def delete_session(self, session_id: str) -> bool: ...
+
 
 async def what_happened(
     store: SessionReader, record: dict[str, Any]
@@ -113,6 +116,10 @@ async def what_happened(
     old = record.get("oldHash")
     if isinstance(old, str):
         await store.rotate_token(session_id, str(record["tokenHash"]), old)
+    elif not events:
+        # A new session that died between its creation and its first events (or before
+        # either): no one holds its token, and the retry starts another, so it goes.
+        await store.delete_session(session_id)
     return "abandoned"
 
 
