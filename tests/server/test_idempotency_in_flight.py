@@ -164,3 +164,37 @@ def test_a_server_stopped_mid_write_lets_it_finish_and_the_retry_replays_it(
         direct = [e for e in events if not e.get("turnId") and e["type"].startswith("action")]
         assert [e["type"] for e in direct] == ["actions.requested", "action.result"]
         assert direct[-1]["data"]["callId"] == retried.json()["callId"]
+
+
+def test_a_write_still_running_at_the_drain_deadline_is_not_run_again(
+    serve: ServeFactory, hang_up: Any
+) -> None:
+    # The job never ends: the stop waits `--drain-timeout`, then cuts it off. Its record
+    # stays, so the retry after the restart is told to come back instead of running it.
+    served = serve("--drain-timeout", "0.2")
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    with httpx.Client(timeout=30) as client:
+        sid, next_index = idle_session(client, served.url)
+        send_and_hang_up(client, served, hang_up(served), sid, headers)
+        direct_call_started(client, served.url, sid, next_index)
+        assert served.proc is not None
+        served.proc.send_signal(signal.SIGTERM)
+        assert served.proc.wait(30) == 0, served.output()
+
+        served.port = 0
+        served.start()
+        url = served.url
+        busy = client.post(
+            f"{url}/v1/tools/slow_job",
+            json={"input": {"label": "once"}, "sessionId": sid},
+            headers=headers,
+        )
+        assert busy.status_code == 409, busy.text
+        assert busy.json()["error"] == "idempotency_key_in_use"
+        assert int(busy.headers["retry-after"]) >= 1
+        requested = [
+            e
+            for e in dump(client, url, sid)
+            if e["type"] == "actions.requested" and not e.get("turnId")
+        ]
+        assert len(requested) == 1  # the cut-off call, not run a second time
