@@ -32,9 +32,13 @@ class Exchange:
     handler: BaseHTTPRequestHandler
     release: threading.Event
 
-    def json(self, status: int, payload: dict[str, Any]) -> None:
+    def json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         body = json.dumps(payload).encode()
         self.handler.send_response(status)
+        for name, value in (headers or {}).items():
+            self.handler.send_header(name, value)
         self.handler.send_header("content-type", "application/json")
         self.handler.send_header("content-length", str(len(body)))
         self.handler.end_headers()

@@ -6,6 +6,7 @@ answers with its first response and the user never sees the lost answer."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable
 
@@ -239,3 +240,64 @@ async def test_the_async_client_resumes_through_the_cutting_proxy(shared_server:
             assert seen == direct.dump(session.id)[: len(seen)]
     finally:
         proxy.close()
+
+
+def in_use_then_answer(retry_after: str) -> Callable[[Exchange], None]:
+    """A server still answering each write's first try when the retry comes: the retry
+    gets `409 idempotency_key_in_use` with `Retry-After`; the one after it, the answer."""
+    tries: Counter[str] = Counter()
+
+    def respond(exchange: Exchange) -> None:
+        key = exchange.seen.headers.get(KEY, exchange.seen.path)
+        tries[key] += 1
+        if tries[key] == 1:
+            exchange.json(
+                409,
+                {"ok": False, "error": "idempotency_key_in_use", "retryAfter": 1},
+                headers={"retry-after": retry_after},
+            )
+            return
+        answer(exchange)
+
+    return respond
+
+
+def test_a_write_told_its_key_is_in_use_is_retried_after_retry_after() -> None:
+    with scripted(in_use_then_answer("1")) as server:
+        with Client(server.url, retries=2, backoff=0.001) as client:
+            began = time.monotonic()
+            session = client.start("hello")
+            waited = time.monotonic() - began
+        assert session.turn_id == "turn_1"
+        first, second = server.of("POST")
+        assert first.headers[KEY] == second.headers[KEY] and first.body == second.body
+        assert waited >= 1.0  # the server's Retry-After, not the 1 ms backoff
+
+
+async def test_the_async_client_retries_a_key_in_use_too() -> None:
+    with scripted(in_use_then_answer("0")) as server:
+        async with AsyncClient(server.url, retries=2, backoff=0.001) as client:
+            session = await client.start("hello")
+        assert session.turn_id == "turn_1"
+        assert len({seen.headers[KEY] for seen in server.of("POST")}) == 1
+
+
+def test_other_conflicts_are_not_retried() -> None:
+    def respond(exchange: Exchange) -> None:
+        exchange.json(409, {"ok": False, "error": "stale_token", "message": "stale"})
+
+    with scripted(respond) as server, Client(server.url, retries=3, backoff=0.001) as client:
+        with pytest.raises(StaleToken):
+            client.session("ses_x", "http:old").send("hi")
+        assert len(server.requests) == 1
+
+
+def test_a_key_in_use_past_the_deadline_is_answered_as_it_is() -> None:
+    with scripted(in_use_then_answer("120")) as server:
+        with (
+            Client(server.url, retries=2, backoff=0.001, retry_deadline=5) as client,
+            pytest.raises(ApiError) as refused,
+        ):
+            client.start("hello")
+        assert refused.value.status == 409
+        assert len(server.requests) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkit.engine.on_busy import drain_queue, pending_queue
-from agentkit.events import MessageQueued, draft
+from agentkit.events import MessageQueued, TurnStarted, draft
 from agentkit.models.scripted import ScriptedModel, Step
 from agentkit.sessions import Principal
 from tests.engine.conftest import Env, check_vocabulary, settle
@@ -95,3 +95,27 @@ async def test_queued_text_is_not_in_the_conversation_until_its_turn(env: Env) -
     assert "second" not in seen[0]
     assert seen[1][-1] == "second" and "one" in seen[1]
     assert first.session_id
+
+
+async def test_a_queue_behind_a_turn_lost_in_a_crash_drains_on_recovery(env: Env) -> None:
+    # The process died mid-turn with a message queued behind it: recovery ends the lost
+    # turn, and the queued message becomes the next turn (its runner never drained it).
+    held = Held()
+    rt = env.runtime([Step.text("one")], dispatcher=held)
+    started = await rt.start_session("first", principal=OWNER, channel_id="drive")
+    lost_turn = started.turn_id
+    await rt.store.append(started.session_id, [draft(TurnStarted(model="test"), turn_id=lost_turn)])
+    queued = MessageQueued(queue_id="turn_behind", message="queued behind", principal=OWNER.id)
+    await rt.store.append(started.session_id, [draft(queued)])
+    again = env.runtime([Step.text("two")])
+    await again.recover()
+    await settle(again)
+    events = await again.store.read(started.session_id)
+    assert "turn.failed" in [e.type for e in events if e.turn_id == lost_turn]
+    received = [e for e in events if e.type == "message.received"]
+    assert [(e.data["message"], e.turn_id) for e in received][-1] == (
+        "queued behind",
+        "turn_behind",
+    )
+    assert [e.data["result"] for e in events if e.type == "turn.completed"] == ["two"]
+    assert not pending_queue(events)

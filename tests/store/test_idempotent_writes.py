@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from agentkit.engine import idempotency
 from agentkit.engine.idempotency import (
     IN_FLIGHT_TTL,
     REPLAY_TTL,
@@ -16,6 +17,7 @@ from agentkit.engine.idempotency import (
     IdempotencyKeyInUse,
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
+    drain,
     fingerprint,
     record_key,
     run_once,
@@ -195,3 +197,36 @@ async def test_a_retry_waits_for_a_first_attempt_running_here(harness: Harness) 
     assert (await first)[1] is False
     assert (await retry) == ((await first)[0], True)
     assert len(write.recorded) == 1
+
+
+async def test_a_shutdown_drain_lets_a_first_attempt_finish(harness: Harness) -> None:
+    write = Gated()
+    caller = asyncio.ensure_future(once(harness.store, write, "k-10"))
+    await write.inside.wait()
+    caller.cancel()  # its client is gone; the server now stops
+    draining = asyncio.ensure_future(drain(30))
+    write.gate.set()
+    assert await draining == 0
+    answer, replayed = await once(harness.reopen(), write, "k-10")
+    assert replayed and answer.body["turnId"] == "turn_1"
+    assert write.recorded == ["and in Lisbon?"]
+
+
+async def test_a_drain_is_bounded_and_an_attempt_cut_short_keeps_its_record(
+    harness: Harness,
+) -> None:
+    write = Gated()  # its gate never opens
+    first = asyncio.ensure_future(once(harness.store, write, "k-11"))
+    await write.inside.wait()
+    assert await drain(0.05) == 1
+    # The loop's end cancels what is left: it may have done part of its work, so its
+    # record stays (a retry is told to come back, not run it again).
+    attempt = idempotency._running[record_key("alice", "k-11")]
+    attempt.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert attempt.cancelled()
+    with pytest.raises(IdempotencyKeyInUse) as busy:
+        await once(harness.reopen(), write, "k-11")
+    assert busy.value.status == 409 and busy.value.headers["retry-after"] == "2"
+    assert write.recorded == ["and in Lisbon?"]

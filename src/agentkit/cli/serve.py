@@ -83,6 +83,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-schedules", action="store_true", help="never fire schedules by cron")
     p.add_argument("--state-root", type=Path, metavar="DIR", help="sessions go in DIR/<slug>/")
     p.add_argument("--max-body-bytes", type=int, default=None, metavar="N")
+    p.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="on stop, wait up to S seconds for writes sent with an Idempotency-Key (10)",
+    )
     limits = p.add_argument_group("stalled clients (see docs/auth.md#stalled-clients)")
     limits.add_argument(
         "--header-timeout",
@@ -233,6 +240,7 @@ def _serve_local(args: argparse.Namespace) -> int:
         playground=not args.no_playground,
         docs=not args.no_docs,
         max_body_bytes=args.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+        drain_timeout=max(0.0, args.drain_timeout),
     )
     on_startup: list[Any] = [h.start for h in hosts]
     on_shutdown: list[Any] = [h.aclose for h in hosts]

@@ -22,6 +22,11 @@ RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProt
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
+# What a server answers a keyed write whose first try it is still answering (the client
+# gave up on it, or its answer was lost): the same try, after `Retry-After`, gets the
+# first try's answer.
+KEY_IN_USE = "idempotency_key_in_use"
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -90,13 +95,34 @@ class Attempts:
             return httpx.USE_CLIENT_DEFAULT
         return httpx.Timeout(max(0.001, remaining))
 
-    def retry_after(self) -> float | None:
-        """Count a failure; the pause before the next try, or None when none is left."""
+    def retry_after(self, at_least: float = 0.0) -> float | None:
+        """Count a failure; the pause before the next try (`at_least` seconds, when the
+        server asked for that), or None when none is left."""
         self.failures += 1
-        pause = self.settings.delay(self.failures)
+        pause = max(self.settings.delay(self.failures), at_least)
         if self.failures > self.settings.retries or pause >= left(self.deadline):
             return None
         return pause
+
+
+def server_pause(response: httpx.Response) -> float | None:
+    """The least pause before another try of the call `response` answers, when it is worth
+    one: 0 after a 502/503/504 (the backoff decides), the `Retry-After` seconds of a
+    `409 idempotency_key_in_use`; None when the answer stands."""
+    if response.status_code in RETRYABLE_STATUS:
+        return 0.0
+    if response.status_code != 409 or IDEMPOTENCY_HEADER not in response.request.headers:
+        return None
+    try:
+        in_use = response.json().get("error") == KEY_IN_USE
+    except (ValueError, AttributeError):
+        return None
+    if not in_use:
+        return None
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "1")))
+    except ValueError:
+        return 1.0
 
 
 def left(deadline: float) -> float:

@@ -22,12 +22,12 @@ import httpx
 
 from agentkit.client._config import (
     RETRYABLE_ERRORS,
-    RETRYABLE_STATUS,
     Attempts,
     Settings,
     auth_headers,
     check_deadline,
     pause_within,
+    server_pause,
     session_path,
     stream_params,
     write_headers,
@@ -137,9 +137,10 @@ class Client:
                         f"{method} {path}: {exc!r} (tried {attempts.failures} times)"
                     ) from exc
             else:
-                if response.status_code not in RETRYABLE_STATUS:
+                wanted = server_pause(response)
+                if wanted is None:
                     return check(response, retried=attempts.failures > 0)
-                pause = attempts.retry_after()
+                pause = attempts.retry_after(wanted)
                 if pause is None:
                     return check(response, retried=True)
             time.sleep(pause)

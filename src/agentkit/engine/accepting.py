@@ -80,10 +80,12 @@ async def start_session(
     source: str = "http",
 ) -> Accepted:
     """Create a session, record `session.started` and the message, dispatch the turn."""
+    # With an Idempotency-Key the id, token and turn are chosen, and the answer kept, first.
+    intent = prepared_answer.take()
     files = check_files(workspace_files)
     await refuse_switched(rt.ports.switch)
     await check_daily(rt.manifest, rt.ports.store, principal, source)
-    session_id = new_session_id()
+    session_id = intent.session_id if intent is not None else new_session_id()
     if files:
         # Written before the session exists, so files that cannot be written leave no
         # session behind (and no half-written workspace).
@@ -92,7 +94,8 @@ async def start_session(
         except BadRequest:
             shutil.rmtree(rt.workspace(session_id), ignore_errors=True)
             raise
-    token = new_http_token()
+    token = intent.token if intent is not None else new_http_token()
+    turn_id = intent.turn_id if intent is not None else new_turn_id()
     record = SessionRecord(
         id=session_id,
         channel_id=channel_id,
@@ -101,9 +104,10 @@ async def start_session(
         token_hash=hash_token(token),
         continuation_key=continuation_key,
     )
+    if intent is not None:
+        await intent.keep(Accepted(session_id, token, turn_id), None)
     await rt.ports.store.create_session(record)
     rt.ports.remember(record)
-    turn_id = new_turn_id()
     started = SessionStarted(
         channel_id=channel_id,
         mode=mode,
@@ -142,6 +146,7 @@ async def follow_up(
 ) -> Accepted:
     """Continue a chat session; a busy turn is interrupted first (bounded wait), or
     the message is queued behind it or rejected (`on_busy`, see `engine.on_busy`)."""
+    taken = prepared_answer.take()
     record = await rt.reads.owned(session_id, principal)
     if record.mode == "task":
         raise Conflict("task sessions do not accept follow-ups", code="not_followable")
@@ -169,7 +174,7 @@ async def follow_up(
     if old_hash is None:
         raise Conflict("the continuation token is stale or wrong", code="stale_token")
     # With an Idempotency-Key the token and turn are chosen, and the answer kept, first.
-    intent = prepared_answer.current() if on_busy == "interrupt" else None
+    intent = taken
     token = intent.token if intent is not None else new_http_token()
     new_hash = hash_token(token)
     if on_busy != "interrupt":
@@ -183,6 +188,7 @@ async def follow_up(
             source,
             on_busy,
             lambda: rt.prepare_workspace(record.id, files) if files else None,
+            intent,
         )
         return Accepted(record.id, token, turn_id)
     # Only while the presented token is still current may this request interrupt: once
@@ -337,16 +343,30 @@ async def accept_rotating(
     source: str,
     on_busy: OnBusy,
     before_recording: Callable[[], None],
+    intent: prepared_answer.Intent | None = None,
 ) -> str:
     """An HTTP follow-up under `queue` or `reject`: the token rotates only once the
-    message is sure to be kept (then `before_recording` writes its files)."""
+    message is sure to be kept (then `before_recording` writes its files). With `intent`
+    (an Idempotency-Key), its answer is kept just before the rotation, and the message
+    (queued or accepted) takes the intent's turn id."""
 
     async def rotate() -> None:
+        if intent is not None:
+            await intent.keep(Accepted(record.id, intent.token, intent.turn_id), old_hash)
         if not await ports.store.rotate_token(record.id, old_hash, new_hash):
             raise Conflict("another follow-up was accepted first", code="session_busy")
         before_recording()
 
-    return await accept_when_idle(ports, record, message, principal, source, on_busy, claim=rotate)
+    return await accept_when_idle(
+        ports,
+        record,
+        message,
+        principal,
+        source,
+        on_busy,
+        claim=rotate,
+        turn_id=None if intent is None else intent.turn_id,
+    )
 
 
 def is_channel_key(record: SessionRecord, token: str) -> bool:

@@ -16,7 +16,12 @@ each with a TTL. One record per principal and key:
   a live continuation token, so it is sealed with a key derived from the principal and the
   caller's key (`engine.sealed`); the store keeps the key only as a hash;
 - removed when the request failed with an error (nothing was accepted, so a retry may run
-  it again).
+  it again); left as it is when the attempt was cut off (the server stopped past its drain
+  deadline, `drain`), since part of it may have run.
+
+A retry turned away while the first attempt runs gets `409 idempotency_key_in_use` with
+`Retry-After`. A server that stops waits for the attempts still running here (`drain`,
+called by the app's lifespan before the stores close), so their answers are kept.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,21 +45,26 @@ from agentkit.engine.prepared_answer import SessionReader
 from agentkit.engine.sealed import SealBroken, open_sealed, seal, sealing_key
 from agentkit.engine.service import Accepted
 from agentkit.errors import BadRequest, Conflict, HttpError
-from agentkit.sessions import hash_token, new_http_token
+from agentkit.sessions import hash_token, new_http_token, new_session_id
 from agentkit.store.base import Claim, ClaimStore
 
 __all__ = [
     "IN_FLIGHT_TTL",
+    "IN_FLIGHT_WAIT",
+    "IN_USE_RETRY_AFTER",
     "MAX_KEY_CHARS",
     "MAX_REPLAY_CHARS",
     "REPLAY_TTL",
+    "WAIT_ENV",
     "Answer",
     "ClaimStore",
     "IdempotencyKeyInUse",
     "IdempotencyKeyReused",
     "IdempotencyResponseTooLarge",
     "InvalidIdempotencyKey",
+    "drain",
     "fingerprint",
+    "in_flight_wait",
     "run_once",
     "validate_header_key",
 ]
@@ -68,8 +80,13 @@ MAX_KEY_CHARS = 255
 # (100 000 characters) and well inside one item (400 KB).
 MAX_REPLAY_CHARS = 64_000
 # How long a retry waits for a first attempt still running in this process before it is
-# answered `409 idempotency_key_in_use`: inside API Gateway's 29 s.
+# answered `409 idempotency_key_in_use`: inside API Gateway's 29 s. `WAIT_ENV` (seconds)
+# sets another, for a server behind a gateway with a shorter limit.
 IN_FLIGHT_WAIT = 20.0
+WAIT_ENV = "AGENTKIT_IDEMPOTENCY_WAIT"
+# The `Retry-After` (seconds) of a `409 idempotency_key_in_use` whose first attempt is
+# running: the retry then waits for it again, so a short pause is enough.
+IN_USE_RETRY_AFTER = 2
 
 # The first attempts running in this process, by record key. Each runs in its own task,
 # shielded from its caller: a client that disconnects (its request task cancelled) does
@@ -91,9 +108,33 @@ class InvalidIdempotencyKey(BadRequest):
 
 
 class IdempotencyKeyInUse(Conflict):
-    """The first request with this key is still running."""
+    """The first request with this key is still running: retry after `retry_after`
+    seconds (the `Retry-After` header, and `retryAfter` in the body)."""
 
     code = "idempotency_key_in_use"
+
+    def __init__(
+        self,
+        message: str = "a request with this Idempotency-Key is still running",
+        *,
+        retry_after: float = IN_USE_RETRY_AFTER,
+    ) -> None:
+        seconds = max(1, math.ceil(retry_after))
+        super().__init__(message, retryAfter=seconds)
+        self.retry_after = seconds
+        self.headers = {"retry-after": str(seconds)}
+
+
+def in_flight_wait() -> float:
+    """How long a retry waits for a first attempt running here (`WAIT_ENV`, else
+    `IN_FLIGHT_WAIT`)."""
+    raw = os.environ.get(WAIT_ENV)
+    if raw is None:
+        return IN_FLIGHT_WAIT
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return IN_FLIGHT_WAIT
 
 
 class IdempotencyResponseTooLarge(Conflict):
@@ -155,9 +196,10 @@ async def run_once(
     runs shielded from its caller's cancellation (a client that disconnects), so it ends
     and keeps its answer. A retry while it still runs in this process waits for it (up to
     `IN_FLIGHT_WAIT`) and replays its answer; one while it runs elsewhere, or for longer,
-    gets `IdempotencyKeyInUse`. With `shape` (a follow-up: how its `Accepted`
-    is answered), the answer is kept before the token rotates (`engine.prepared_answer`),
-    so a crash in between still leaves it for the retry."""
+    gets `IdempotencyKeyInUse`. With `shape` (a follow-up or a new session: how its
+    `Accepted` is answered), the answer is kept before the token rotates or the session is
+    created (`engine.prepared_answer`), so a crash after that still leaves it for the
+    retry."""
     stored = record_key(principal_id, validate_header_key(key))
     # The answer holds a live token: it is sealed with a key only the caller can present.
     secret = sealing_key("idempotent answer", principal_id, key)
@@ -170,9 +212,9 @@ async def run_once(
         running = _running.get(stored)
         if running is not None:
             # The first attempt runs here (its caller may be gone): wait for its answer.
-            await asyncio.wait({running}, timeout=IN_FLIGHT_WAIT)
+            await asyncio.wait({running}, timeout=in_flight_wait())
             if not running.done():
-                raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+                raise IdempotencyKeyInUse()
         claim = await store.get_claim(stored)
         if claim is None:
             continue  # it lapsed or was released between the two reads: claim again
@@ -182,7 +224,29 @@ async def run_once(
                 continue  # it died before the message: the token is back, run it afresh
             claim = kept
         return _replay(claim, request_fingerprint, secret), True
-    raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+    raise IdempotencyKeyInUse()
+
+
+async def drain(timeout: float) -> int:
+    """Wait up to `timeout` seconds for the first attempts running in this process, so a
+    server that stops lets them finish and keep their answers; how many are still running
+    after it (left to the loop's end: their records stay as they are, see `_run_first`)."""
+    running = set(_running.values())
+    if not running:
+        return 0
+    log.warning(
+        "waiting up to %g s for %d keyed write(s) still running to finish",
+        timeout,
+        len(running),
+    )
+    _done, pending = await asyncio.wait(running, timeout=timeout)
+    if pending:
+        log.warning(
+            "%d keyed write(s) still running at shutdown; a retry with the key gets "
+            "409 idempotency_key_in_use until the record lapses",
+            len(pending),
+        )
+    return len(pending)
 
 
 def _shielded(stored: str, first: Awaitable[Answer]) -> asyncio.Task[Answer]:
@@ -219,7 +283,7 @@ def _prepared_run(
         )
         await store.settle_claim(stored, prepared_answer.PREPARED, REPLAY_TTL, detail=detail)
 
-    intent = prepared_answer.Intent(new_http_token(), new_turn_id(), keep)
+    intent = prepared_answer.Intent(new_http_token(), new_turn_id(), keep, new_session_id())
 
     async def first() -> Answer:
         answer: Answer = await prepared_answer.run_with(intent, run)
@@ -245,7 +309,7 @@ async def _settle_prepared(
         return claim  # answered as any other record is (422, or in use)
     verdict = await prepared_answer.what_happened(sessions, record)
     if verdict == "in_flight":
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if verdict == "abandoned":
         await claims.release_claim(stored)
         return None
@@ -267,6 +331,11 @@ async def _run_first(
     )
     try:
         answer = await run()
+    except asyncio.CancelledError:
+        # Cut short (only the loop's end cancels it: the server stopped past its drain
+        # deadline). It may have done part of its work, so the record stays: `started`
+        # lapses after IN_FLIGHT_TTL, `prepared` is settled from the session's log.
+        raise
     except BaseException:
         # Refused or failed: nothing was accepted, so a retry with this key may run it.
         with contextlib.suppress(Exception):
@@ -285,6 +354,7 @@ async def _run_first(
         # The write happened; the caller gets its answer. A retry meets the started record
         # (409 in use) until it lapses.
         log.exception("a write ran, but its idempotency record could not be kept")
+    crash_point("idempotent-answer-unsent")  # the answer is kept; the caller has not got it
     return answer
 
 
@@ -300,13 +370,13 @@ def _replay(claim: Claim, request_fingerprint: str, secret: bytes) -> Answer:
     except ValueError:
         record = {}
     if not isinstance(record, dict) or "fingerprint" not in record:
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if record["fingerprint"] != request_fingerprint:
         raise IdempotencyKeyReused(
             "this Idempotency-Key was used for a different request; use a new key"
         )
     if claim.state != "done":
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still running")
+        raise IdempotencyKeyInUse()
     if record.get("tooLarge"):
         raise IdempotencyResponseTooLarge(
             "the request with this Idempotency-Key ran, but its answer was too large to replay"

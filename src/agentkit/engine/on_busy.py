@@ -84,13 +84,15 @@ async def accept_when_idle(
     on_busy: OnBusy,
     *,
     claim: Callable[[], Awaitable[None]] | None = None,
+    turn_id: str | None = None,
 ) -> str:
-    """Accept `message` under `reject` or `queue`; returns its turn id.
+    """Accept `message` under `reject` or `queue`; returns its turn id (`turn_id`, else a
+    new one): the turn's, or the queue id of a queued message, which its turn takes.
 
     `claim` runs once the message is sure to be kept (before anything is recorded), e.g.
     an HTTP follow-up's token rotation; its error leaves nothing recorded.
     """
-    turn_id = new_turn_id()
+    turn_id = turn_id or new_turn_id()
     holder = "accept:" + secrets.token_hex(6)
     leased = await ports.store.acquire_lease(record.id, holder, ports.lease_ttl)
     try:

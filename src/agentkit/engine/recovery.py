@@ -50,6 +50,7 @@ async def recover_session(
     if not turns or await ports.store.get_lease(record.id) is not None:
         return 0
     acted = 0
+    ended = False
     for turn_id in turns:
         state = fold_turn(events, turn_id)
         if state.parked:
@@ -64,7 +65,10 @@ async def recover_session(
             # Stopped on purpose to carry on in a new invocation (whose dispatch was lost).
             await ports.dispatcher.dispatch(record.id, turn_id)
             continue
-        await fail_lost(ports, record, turn_id, LOST_TURN)
+        ended = await fail_lost(ports, record, turn_id, LOST_TURN) or ended
+    if ended:
+        # The dead turn's runner never drained the messages queued behind it.
+        await drain_queue(ports, record.id)
     return acted
 
 

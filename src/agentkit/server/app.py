@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from agentkit.engine import idempotency
 from agentkit.server import otel
 from agentkit.server.ab_routes import ab_router
 from agentkit.server.agent_home import home_router
@@ -87,6 +88,9 @@ def create_app(
             yield
         finally:
             state.shutdown.set()
+            # Before the hosts close their stores: a keyed write still running ends and
+            # keeps its answer, so its retry after a restart replays it.
+            await idempotency.drain(options.drain_timeout)
             for hook in shutdown_hooks:
                 try:
                     await hook()

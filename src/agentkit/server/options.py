@@ -52,6 +52,9 @@ class ServerOptions:
     # poll), and the client asks again from the next index at once.
     stream_until_first_events: bool = False
     log_capacity: int = 2000
+    # How long shutdown waits for writes sent with an Idempotency-Key that still run (their
+    # client may be gone), so they finish and keep their answers for the retry.
+    drain_timeout: float = 10.0
 
     def base_path(self, slug: str) -> str:
         return "" if self.mode == "single" else f"/{slug}"

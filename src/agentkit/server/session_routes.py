@@ -109,7 +109,9 @@ def session_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
             )
             return accepted(request, result)
 
-        return await answer_once(request, service, caller, "start_session", work)
+        return await answer_once(
+            request, service, caller, "start_session", work, lambda a: accepted(request, a)
+        )
 
     @router.post(
         "/v1/session/{session_id}",
