@@ -51,9 +51,7 @@ import json
 import os
 import secrets
 import shutil
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +59,7 @@ from typing import Any, TypeVar
 from agentkit.errors import SessionExists, SessionNotFound, StoreError
 from agentkit.events import now_iso
 from agentkit.sessions import SessionRecord
-from agentkit.store._eventlog import CatchUpTooLarge, EventLog
+from agentkit.store._eventlog import CatchUpTooLarge
 from agentkit.store._fileblobs import BLOBS_FOLDER, FileBlobs
 from agentkit.store._fileevents import NOTIFIER, FileEvents
 from agentkit.store._fileindex import SessionIndex
@@ -77,6 +75,7 @@ from agentkit.store._fs import (
     write_atomic,
 )
 from agentkit.store._offload import offload
+from agentkit.store._viewcache import ViewCache
 from agentkit.store.base import Page
 from agentkit.store.ids import (
     decode_cursor,
@@ -110,7 +109,8 @@ class FileStore(FileEvents, FileLeases, FileRecords):
     `fsync=True` flushes every append and every `session.json` write to disk before it
     returns; by default they survive a killed process but not a power cut (see
     docs/sessions.md). `cache_sessions`
-    and `cache_bytes` bound how many sessions keep their parsed events in memory. Returned
+    and `cache_bytes` bound how many sessions keep their parsed events in memory, besides
+    the sessions pinned there (`pin_session`: the ones stream tails follow). Returned
     events are shared with that cache: treat them, and their `data`, as read-only.
     `caches=False` turns every cache off (parsed events, session records, leases): each
     read parses the files again, in a worker thread. It is slow, and there for the tests,
@@ -144,11 +144,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         self._fsync = fsync
         self._poll = poll_interval
         self._max_poll = max(poll_interval, max_poll_interval)
-        self._cache_size = max(1, cache_sessions)
-        self._cache_bytes = cache_bytes
-        self._logs: OrderedDict[str, EventLog] = OrderedDict()
-        self._logs_guard = threading.Lock()
-        self._since_sum = 0
+        self._views = ViewCache(cache_sessions, cache_bytes)
         self._last_purge = float("-inf")
         for folder in (self._sessions, self._locks, self._reminders, self._claims):
             folder.mkdir(parents=True, exist_ok=True)
@@ -322,8 +318,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
                 self._index.remove(record)
                 if trashed is None:
                     return None
-            with self._logs_guard:
-                dropped = self._logs.pop(session_id, None)
+            dropped = self._views.pop(session_id)
             if dropped is not None:
                 dropped.close()
             return trashed
@@ -336,10 +331,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         return True
 
     async def close(self) -> None:
-        with self._logs_guard:
-            logs = list(self._logs.values())
-            self._logs.clear()
-        for log in logs:
+        for log in self._views.clear():
             log.close()
 
     # internals
