@@ -165,7 +165,9 @@ async def open_sessions(url: str, count: int, client: httpx.AsyncClient) -> list
 
 async def drive(port: int, prefix: str, pid: int, args: argparse.Namespace, result: Result) -> None:
     url = f"http://127.0.0.1:{port}{prefix}"
-    limits = httpx.Limits(max_connections=64)
+    # Idle connections dropped before the servers' 5 s keep-alive closes them: at the same
+    # expiry a post could go out on a connection the server was closing (a ReadError).
+    limits = httpx.Limits(max_connections=64, keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         base_rss = rss_kb(pid)
         sessions = await open_sessions(url, args.clients, client)
@@ -333,7 +335,10 @@ def main() -> None:
         cli = [sys.executable, "-c", "import sys; from agentkit.cli import main; sys.exit(main())"]
         ours = measure(
             [*cli, "serve", "--dir", str(project), "--port", str(port),
-             "--state-root", str(base / "state"), "--log-level", "warning"],
+             "--state-root", str(base / "state"), "--log-level", "warning",
+             # Room for every stream and the driver's pool: `serve` refuses connections
+             # past 1,000 by default (its guard against stalled clients).
+             "--max-connections", str(args.clients + 256)],
             port, "/bench", args,
         )  # fmt: skip
         bport = free_port()
