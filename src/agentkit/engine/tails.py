@@ -12,7 +12,9 @@ Replay from an index is exact: a follower starting at `k` gets `k, k+1, ...` wit
 and no duplicate. A follower whose index is below the buffer (it started before the tail
 did, or fell behind) reads the store directly until it reaches the buffer; one above the
 buffer waits for the reader to get there. Events leave the buffer only once every live
-follower is past them, and a tail stops (its reader cancelled) when its last follower
+follower is past them (a tail's only follower keeps none it has taken: most followed
+sessions have one stream, and its copy of each line was a good part of an idle stream's
+memory in `bench/bench_streams.py`), and a tail stops (its reader cancelled) when its last follower
 leaves, never before.
 
 A store that caches a bounded number of sessions (`PinsSessions`: the file store keeps 256
@@ -180,6 +182,12 @@ class _Tail:
             del self.lines[:cut]
             self.base = lowest
 
+    def forget_all(self) -> None:
+        """Drop the buffer (every follower is past it); a joiner below reads the store."""
+        self.base = self.end
+        self.events = []
+        self.lines = []
+
     def leave(self, sub: Subscription) -> None:
         self.subs.discard(sub)
         if not self.subs:
@@ -227,6 +235,8 @@ class Subscription:
                 at = self.position - tail.base
                 events, data = tail.events[at:], b"".join(tail.lines[at:])
                 self.position = tail.end
+                if len(tail.subs) == 1 and self in tail.subs:
+                    tail.forget_all()  # its only follower has taken everything
                 return Batch(events, data)
             if tail.gone or self._closed:
                 return None
