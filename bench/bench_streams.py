@@ -86,6 +86,7 @@ def cpu_seconds(pid: int) -> float:
 @dataclass
 class Result:
     lags: list[float] = field(default_factory=list)
+    by_type: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     kb_per_session: float = 0.0
     kb_per_stream: float = 0.0
@@ -146,7 +147,9 @@ class StreamClient:
             self.result.errors.append(f"index {event['index']}, expected {self.next_index}")
         self.next_index = event["index"] + 1
         if self.load.is_set():
-            self.result.lags.append(arrived - at_seconds(event["at"]))
+            lag = arrived - at_seconds(event["at"])
+            self.result.lags.append(lag)
+            self.result.by_type.setdefault(event["type"], []).append(lag)
             self.result.events += 1
 
 
@@ -306,6 +309,10 @@ def report(name: str, r: Result) -> None:
           f"p95 {p95:.1f} ms; errors {len(r.errors)}")  # fmt: skip
     for e in r.errors[:5]:
         print(f"    {e}")
+    worst = sorted(r.by_type.items(), key=lambda kv: -pct(kv[1], 0.95))[:4]
+    if len(worst) > 1:
+        print("  slowest event types at p95: " + ", ".join(
+            f"{t} {pct(v, 0.95):.1f} ms" for t, v in worst))  # fmt: skip
     print(f"  RSS per idle session {r.kb_per_session:.1f} KB, per idle open stream "
           f"{r.kb_per_stream:.1f} KB; descriptors {r.fds_idle} idle, {r.fds_streams} "
           f"with streams open")  # fmt: skip
