@@ -21,10 +21,19 @@ The clients speak raw HTTP/1.1 over asyncio streams (not httpx) so that the clie
 costs little on the same cores. Linux only (/proc). Raises its descriptor limit to the hard
 limit. Nothing is asserted.
 
-Found with it (docs/sessions.md, "Many streams on one process"): past 256 followed sessions
-the file store's cache of parsed sessions (`cache_sessions`) thrashes, and latency and idle
-CPU climb far above the baseline; below it the figures are near the baseline. A quiet
-follower's check for other processes' appends now backs off (0.25 s doubling to 4 s).
+Found with it (docs/sessions.md, "Many streams on one process", has the tables): past 256
+followed sessions the file store's cache of parsed sessions (`cache_sessions`) thrashed
+(now each tail pins its session there); each 15 s round of a quiet tail restarted the
+check for other processes' appends at 0.25 s (the back-off now carries over); a tail's only
+follower kept a copy of every line it took; full collections of the objects alive since
+start-up were most of the p95 (`serve` now freezes them); `serve`'s 1,000-connection
+default refused the bench's streams.
+
+Last run (1,000 streams, 20 turns/s for 60 s, shared two-core machine at load ~6):
+agentkit p50 2.1 ms, p95 18.8 ms; baseline p50 2.6 ms, p95 18.2 ms (1.03x); errors 0;
+49.2 KB per idle open stream (baseline 34.0), 12.4 KB per idle session; descriptors 536
+idle, 1,536 with streams open; 1.6% of a core idle with every stream open (baseline 0.2%).
+First run: p50 853 ms, p95 3,972 ms, 52.3 KB per stream, 9.5% of a core idle.
 
     python bench/bench_streams.py                  # short: 100 clients, 10 turns/s, 10 s
     python bench/bench_streams.py --clients 1000 --rate 20 --seconds 60 --idle-seconds 10
