@@ -21,10 +21,19 @@ The clients speak raw HTTP/1.1 over asyncio streams (not httpx) so that the clie
 costs little on the same cores. Linux only (/proc). Raises its descriptor limit to the hard
 limit. Nothing is asserted.
 
-Found with it (docs/sessions.md, "Many streams on one process"): past 256 followed sessions
-the file store's cache of parsed sessions (`cache_sessions`) thrashes, and latency and idle
-CPU climb far above the baseline; below it the figures are near the baseline. A quiet
-follower's check for other processes' appends now backs off (0.25 s doubling to 4 s).
+Found with it (docs/sessions.md, "Many streams on one process", has the tables): past 256
+followed sessions the file store's cache of parsed sessions (`cache_sessions`) thrashed
+(now each tail pins its session there); each 15 s round of a quiet tail restarted the
+check for other processes' appends at 0.25 s (the back-off now carries over); a tail's only
+follower kept a copy of every line it took; full collections of the objects alive since
+start-up were most of the p95 (`serve` now freezes them); `serve`'s 1,000-connection
+default refused the bench's streams.
+
+Last run (1,000 streams, 20 turns/s for 60 s, shared two-core machine at load ~6):
+agentkit p50 2.1 ms, p95 18.8 ms; baseline p50 2.6 ms, p95 18.2 ms (1.03x); errors 0;
+49.2 KB per idle open stream (baseline 34.0), 12.4 KB per idle session; descriptors 536
+idle, 1,536 with streams open; 1.6% of a core idle with every stream open (baseline 0.2%).
+First run: p50 853 ms, p95 3,972 ms, 52.3 KB per stream, 9.5% of a core idle.
 
     python bench/bench_streams.py                  # short: 100 clients, 10 turns/s, 10 s
     python bench/bench_streams.py --clients 1000 --rate 20 --seconds 60 --idle-seconds 10
@@ -86,6 +95,7 @@ def cpu_seconds(pid: int) -> float:
 @dataclass
 class Result:
     lags: list[float] = field(default_factory=list)
+    by_type: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     kb_per_session: float = 0.0
     kb_per_stream: float = 0.0
@@ -146,7 +156,9 @@ class StreamClient:
             self.result.errors.append(f"index {event['index']}, expected {self.next_index}")
         self.next_index = event["index"] + 1
         if self.load.is_set():
-            self.result.lags.append(arrived - at_seconds(event["at"]))
+            lag = arrived - at_seconds(event["at"])
+            self.result.lags.append(lag)
+            self.result.by_type.setdefault(event["type"], []).append(lag)
             self.result.events += 1
 
 
@@ -165,7 +177,9 @@ async def open_sessions(url: str, count: int, client: httpx.AsyncClient) -> list
 
 async def drive(port: int, prefix: str, pid: int, args: argparse.Namespace, result: Result) -> None:
     url = f"http://127.0.0.1:{port}{prefix}"
-    limits = httpx.Limits(max_connections=64)
+    # Idle connections dropped before the servers' 5 s keep-alive closes them: at the same
+    # expiry a post could go out on a connection the server was closing (a ReadError).
+    limits = httpx.Limits(max_connections=64, keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         base_rss = rss_kb(pid)
         sessions = await open_sessions(url, args.clients, client)
@@ -304,6 +318,10 @@ def report(name: str, r: Result) -> None:
           f"p95 {p95:.1f} ms; errors {len(r.errors)}")  # fmt: skip
     for e in r.errors[:5]:
         print(f"    {e}")
+    worst = sorted(r.by_type.items(), key=lambda kv: -pct(kv[1], 0.95))[:4]
+    if len(worst) > 1:
+        print("  slowest event types at p95: " + ", ".join(
+            f"{t} {pct(v, 0.95):.1f} ms" for t, v in worst))  # fmt: skip
     print(f"  RSS per idle session {r.kb_per_session:.1f} KB, per idle open stream "
           f"{r.kb_per_stream:.1f} KB; descriptors {r.fds_idle} idle, {r.fds_streams} "
           f"with streams open")  # fmt: skip
@@ -333,7 +351,10 @@ def main() -> None:
         cli = [sys.executable, "-c", "import sys; from agentkit.cli import main; sys.exit(main())"]
         ours = measure(
             [*cli, "serve", "--dir", str(project), "--port", str(port),
-             "--state-root", str(base / "state"), "--log-level", "warning"],
+             "--state-root", str(base / "state"), "--log-level", "warning",
+             # Room for every stream and the driver's pool: `serve` refuses connections
+             # past 1,000 by default (its guard against stalled clients).
+             "--max-connections", str(args.clients + 256)],
             port, "/bench", args,
         )  # fmt: skip
         bport = free_port()

@@ -152,7 +152,9 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
     """Wait for the stack to go quiet, then check every promise."""
     out = Outcome(sessions=len(session_ids))
     _quiet(server, session_ids, time.monotonic() + timeout)
-    time.sleep(2.0)  # a duplicate firing or delivery, had there been one, lands within this
+    # A duplicate firing or delivery, had there been one, has landed once the emulator has
+    # nothing running or pending: it says when.
+    assert server.wait_quiet(timeout), "the emulator never went quiet"
     hook_deadline = time.monotonic() + 30
     for session_id in session_ids:
         events = server.events(session_id)

@@ -166,6 +166,7 @@ class Emulated:
     proc: subprocess.Popen[str]
     hook_log: Path
     log_lines: list[str]
+    control: str = ""  # the emulator's own loopback API (Lambda's invoke API and more)
 
     def call(
         self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN
@@ -201,6 +202,14 @@ class Emulated:
         if not self.hook_log.exists():
             return []
         return [json.loads(x) for x in self.hook_log.read_text().splitlines() if x.strip()]
+
+    def wait_quiet(self, timeout: float) -> bool:
+        """Until the emulator has nothing running or pending (no invocation, no delivery or
+        retry waiting, every hook batch delivered): it answers when that holds."""
+        with urllib.request.urlopen(
+            f"{self.control}/emulator/quiet?timeout={timeout:g}", timeout=timeout + 30
+        ) as response:
+            return bool(json.loads(response.read())["quiet"])
 
     def chaos_lines(self) -> list[str]:
         return [line for line in self.log_lines if "chaos seed=" in line]
@@ -238,13 +247,16 @@ def emulated(
     lines: list[str] = []
     ready = threading.Event()
     url: list[str] = []
+    control: list[str] = []
 
     def read() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             lines.append(line)
             if line.startswith('{"emulating"'):
-                url.append(json.loads(line)["url"])
+                announced = json.loads(line)
+                url.append(announced["url"])
+                control.append(announced.get("control") or "")
                 ready.set()
         ready.set()
 
@@ -253,7 +265,7 @@ def emulated(
         ready.wait(startup_timeout)
         if not url:
             raise RuntimeError("the emulator did not start:\n" + "".join(lines[-40:]))
-        yield Emulated(url[0], proc, hook_log, lines)
+        yield Emulated(url[0], proc, hook_log, lines, control[0])
     finally:
         if proc.poll() is not None:  # it died under the test: say why
             print("the emulator exited early:\n" + "".join(lines[-60:]), file=sys.stderr)

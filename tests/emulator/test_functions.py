@@ -87,3 +87,24 @@ async def test_retries_of_an_invocation_killed_by_chaos_keep_its_request_id(
     assert chaos.counts["timeout"] == 6  # both events: the attempt and two retries, each cut
     assert len(ids) == 6
     assert sorted(ids.count(i) for i in set(ids)) == [3, 3]  # one id per event, kept
+
+
+async def test_the_service_stays_busy_through_retry_delays_and_says_when_it_is_done() -> None:
+    # What `GET /emulator/quiet` (the chaos driver's wait) stands on: a pending retry is
+    # work still to come, even while no invocation runs.
+    functions = pool("failing", timeout=10.0, name="HooksFunction")
+    lambdas = LambdaService(
+        {"HooksFunction": functions}, Chaos(ChaosSpec()), retry_delays=(0.3, 0.3)
+    )
+    try:
+        assert not lambdas.busy
+        lambdas.invoke_async("HooksFunction", {"n": 1})
+        assert lambdas.busy
+        busy_between_attempts = False
+        while lambdas.busy:
+            assert await lambdas.activity.wait(30), "no activity reported"
+            busy_between_attempts |= lambdas.busy and functions.invocations < 3
+        assert functions.invocations == 3 and len(lambdas.dead_letters) == 1
+        assert busy_between_attempts  # it was still busy between attempts
+    finally:
+        await functions.aclose()

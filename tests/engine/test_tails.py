@@ -6,6 +6,7 @@ Followers wait on the tail (woken by the store's appends), never on a clock."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -214,3 +215,53 @@ async def collect_open(sub: Subscription, until: int) -> list[int]:
         assert batch is not None
         seen.extend(e.index for e in batch.events)
     return seen
+
+
+def open_paths() -> set[str]:
+    """The paths this process holds open (the file store keeps a cached session's
+    `events.ndjson` open, and closes it when the session leaves its cache)."""
+    found = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            found.add(os.readlink(fd))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+async def test_a_followed_session_stays_cached_while_300_others_are_read(
+    tmp_path: Path,
+) -> None:
+    from agentkit.store.files import FileStore
+
+    # The default cache (256 sessions). No check for other processes' appends while the
+    # tail waits: its reads would mark the session recently used, and what is tested here
+    # is the pin, which must hold however rarely the session is read.
+    store = FileStore(tmp_path / "state", poll_interval=3600)
+    try:
+        followed, quiet = await new_session(store), await new_session(store)
+        await write(store, followed, 4)
+        await write(store, quiet, 4)
+        tails = SessionTails(store)
+        sub = tails.subscribe(followed, 0)
+        first = await sub.next(None)
+        assert first is not None and [e.index for e in first.events] == [0, 1, 2, 3]
+        for _ in range(300):
+            other = await new_session(store)
+            await write(store, other, 2)
+            assert len(await store.read(other)) == 2
+        held = open_paths()
+        assert str(store.events_path(quiet)) not in held  # evicted: the bound is at work
+        assert str(store.events_path(followed)) in held  # pinned by its tail: still cached
+        # Delivery is unchanged: the follower gets the rest, in order, once each.
+        writer = asyncio.create_task(write(store, followed, 30))
+        assert await collect(sub, 34) == list(range(4, 34))
+        await writer
+        await no_tail_tasks_left()
+        # The last follower gone, the pin goes with it: the session is evictable again.
+        for _ in range(300):
+            await write(store, await new_session(store), 1)
+        assert str(store.events_path(followed)) not in open_paths()
+    finally:
+        await store.close()

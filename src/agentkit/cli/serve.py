@@ -354,6 +354,7 @@ def _serve(
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # only now is it true that we serve
+                _settle_collector()
                 _banner(args, slugs, sock, state.options)
 
         @contextlib.contextmanager
@@ -387,6 +388,18 @@ def _serve(
     finally:
         sock.close()
     return 0 if server.started else 1
+
+
+def _settle_collector() -> None:
+    """Move everything alive once the server is up (modules, the app, the manifest: most of
+    the process's objects) out of the cyclic collector's sight. Each full collection used
+    to walk all of it again: with 1,000 open streams those pauses were most of the p95 of
+    append -> arrival in `bench/bench_streams.py` (11.6 ms against 3.4 ms with the
+    collector off, the baseline 2.3-2.6 ms)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _banner(args: argparse.Namespace, slugs: list[str], sock: socket.socket, options: Any) -> None:

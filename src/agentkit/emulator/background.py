@@ -22,3 +22,30 @@ class BackgroundLoop:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+
+
+class Activity:
+    """A pulse the stack's parts give when what they are doing changes (an invocation
+    ended, the stream poller caught up), for `wait` to look again at a condition, with no
+    timer in between."""
+
+    def __init__(self) -> None:
+        self._waiters: set[asyncio.Future[None]] = set()
+
+    def changed(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait(self, timeout: float) -> bool:
+        """Until the next `changed` (True) or `timeout` seconds (False). Called right after
+        a look at the condition, with no await in between, so no change is missed."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.add(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            self._waiters.discard(waiter)
+        return True

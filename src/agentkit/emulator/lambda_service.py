@@ -16,11 +16,12 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agentkit.emulator.background import Activity
 from agentkit.emulator.chaos import Chaos
 from agentkit.emulator.functions import FunctionPool, InvokeResult
 
@@ -41,6 +42,10 @@ class LambdaService:
     retry_delays: tuple[float, ...] = (60.0, 120.0)
     names: dict[str, str] = field(default_factory=dict)  # function name -> logical id
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    # Told when an invocation ends or an asynchronous delivery is done (`quiet` waits on it).
+    activity: Activity = field(default_factory=Activity)
+    last_finished: float = 0.0  # `time.monotonic()` when the last invocation ended
+    _running: int = 0  # invocations under way, synchronous and asynchronous
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     def logical_id(self, function_name: str) -> str | None:
@@ -55,9 +60,15 @@ class LambdaService:
         kill_after = None
         if chaos and function in TIMEOUT_TARGETS and self.chaos.roll("timeout", function):
             kill_after = self.chaos.uniform(0.05, 2.0)
-        result = await self.pools[function].invoke(
-            event, kill_after=kill_after, request_id=request_id
-        )
+        self._running += 1
+        try:
+            result = await self.pools[function].invoke(
+                event, kill_after=kill_after, request_id=request_id
+            )
+        finally:
+            self._running -= 1
+            self.last_finished = time.monotonic()
+            self.activity.changed()
         if not result.ok:
             log.warning("%s failed: %s %s", function, result.error_type, result.error_message[:300])
         return result
@@ -72,7 +83,11 @@ class LambdaService:
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self.activity.changed()
 
     async def _deliver(self, function: str, event: Any, enqueued: float) -> None:
         pool = self.pools[function]
@@ -121,6 +136,11 @@ class LambdaService:
     def in_flight(self) -> int:
         return len(self._tasks)
 
+    @property
+    def busy(self) -> bool:
+        """Whether an invocation runs or an asynchronous delivery (or its retry) is pending."""
+        return bool(self._running or self._tasks)
+
     async def aclose(self) -> None:
         for task in list(self._tasks):
             task.cancel()
@@ -146,9 +166,15 @@ def destination_record(
     }
 
 
-def lambda_api(service: LambdaService, cfn_responses: list[dict[str, Any]]) -> Any:
-    """The Lambda `Invoke` HTTP API (what boto3's lambda client calls), and the URL the
-    schedule reconciler answers CloudFormation on."""
+def lambda_api(
+    service: LambdaService,
+    cfn_responses: list[dict[str, Any]],
+    quiet: Callable[[float], Awaitable[bool]] | None = None,
+) -> Any:
+    """The Lambda `Invoke` HTTP API (what boto3's lambda client calls), the URL the
+    schedule reconciler answers CloudFormation on, and, with `quiet`, the emulator's own
+    `GET /emulator/quiet?timeout=S`: answers once nothing is running or pending
+    (`{"quiet": true}`), or after S seconds (`{"quiet": false}`)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
@@ -186,9 +212,18 @@ def lambda_api(service: LambdaService, cfn_responses: list[dict[str, Any]]) -> A
         cfn_responses.append(json.loads(await request.body()))
         return Response(status_code=200)
 
+    async def wait_quiet(request: Request) -> Response:
+        try:
+            timeout = float(request.query_params.get("timeout", "30"))
+        except ValueError:
+            timeout = 30.0
+        reached = quiet is not None and await quiet(max(0.0, min(timeout, 300.0)))
+        return JSONResponse({"quiet": reached})
+
     return Starlette(
         routes=[
             Route("/2015-03-31/functions/{name:path}/invocations", invoke, methods=["POST"]),
             Route("/cloudformation-response", cfn_response, methods=["PUT"]),
+            Route("/emulator/quiet", wait_quiet, methods=["GET"]),
         ]
     )

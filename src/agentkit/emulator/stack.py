@@ -157,7 +157,9 @@ class EmulatedStack:
             names={v: k for k, v in self.function_names.items()},
         )
         self._control_task = asyncio.create_task(
-            _serve_quietly(lambda_api(self.lambdas, self.cfn_responses), control_sock)
+            _serve_quietly(
+                lambda_api(self.lambdas, self.cfn_responses, self.wait_quiet), control_sock
+            )
         )
         await asyncio.gather(*(pool.warm() for pool in pools.values()))
         await self._reconcile_schedules()
@@ -260,6 +262,26 @@ class EmulatedStack:
         assert self.lambdas is not None
         return gateway_app(self.lambdas, self.shape)
 
+    def quiet(self) -> bool:
+        """Nothing running or pending: no invocation under way, no asynchronous delivery or
+        retry waiting, and the stream poller has found nothing new in a read that began
+        after the last invocation ended (so every hook batch, duplicates and late ones
+        included, has been delivered). A due schedule or reminder fires on its own clock."""
+        if self.lambdas is None or self.lambdas.busy:
+            return False
+        return self.streams is None or self.streams.caught_up_at >= self.lambdas.last_finished
+
+    async def wait_quiet(self, timeout: float) -> bool:
+        """Until `quiet` (True), or `timeout` seconds (False); woken by the parts' activity."""
+        assert self.lambdas is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.quiet():
+            left = deadline - loop.time()
+            if left <= 0 or not await self.lambdas.activity.wait(left):
+                return self.quiet()
+        return True
+
     def counts(self) -> dict[str, Any]:
         """What ran and what was injected, for logs and the bench."""
         assert self.lambdas is not None
@@ -351,6 +373,7 @@ def serve_emulated(options: EmulatorOptions, host: str, port: int) -> int:
                     "emulating": "aws",
                     "url": f"http://{host}:{actual}",
                     "dynamodb": stack.dynamodb_url,
+                    "control": stack.control_url,
                     "chaos": options.chaos.as_text() if options.chaos.active else None,
                 }
             ),

@@ -6,7 +6,10 @@ HooksFunction with the record shape Lambda sends. `batchItemFailures` are honour
 is delivered again from the first failed record. A function error (or timeout) retries the
 batch, halving it first when `BisectBatchOnFunctionError` is on, up to the mapping's
 `MaximumRetryAttempts`; what still fails is kept in `dead_letters` (the hooks' failure
-queue). Records of one shard are delivered in order, one batch at a time.
+queue). Each batch counts its own retries: the halves of a split batch are new batches,
+each with the mapping's whole `MaximumRetryAttempts` (a split is not a retry of theirs), and
+no batch inherits what an earlier one used. Records of one shard are delivered in order,
+one batch at a time.
 
 Delivery is at least once: a record read from the stream stays in the poller's backlog until
 its batch has been delivered (or kept as a dead letter), so an invocation that raises, is cut
@@ -21,6 +24,7 @@ import base64
 import datetime as dt
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -89,6 +93,7 @@ class StreamPoller(BackgroundLoop):
         self.delivered_batches = 0
         self.dead_letters: list[dict[str, Any]] = []
         self.idle = asyncio.Event()
+        self.caught_up_at = float("-inf")  # `time.monotonic()` when a read last found nothing
 
     async def _run(self) -> None:
         arn = await asyncio.to_thread(self._stream_arn)
@@ -137,11 +142,15 @@ class StreamPoller(BackgroundLoop):
         """Deliver the backlog and what the stream has after it. A record leaves `backlog`
         only once its batch is delivered, so a poll that fails part-way redelivers it."""
         if not backlog:
+            reading_from = time.monotonic()
             backlog += await asyncio.to_thread(self._read, arn, positions)
-        if not backlog:
-            self.idle.set()
-            await asyncio.sleep(self._poll)
-            return
+            if not backlog:
+                # Everything written before this read began has been delivered.
+                self.caught_up_at = reading_from
+                self.idle.set()
+                self._lambdas.activity.changed()
+                await asyncio.sleep(self._poll)
+                return
         self.idle.clear()
         loop = asyncio.get_running_loop()
         window_ends = loop.time() + self._mapping.batching_window
@@ -166,7 +175,9 @@ class StreamPoller(BackgroundLoop):
         return [s["ShardId"] for s in described.get("Shards", [])]
 
     async def _deliver(self, records: list[dict[str, Any]], retries_left: int) -> None:
-        """Deliver one batch until it succeeds, bisecting on function errors."""
+        """Deliver one batch until it succeeds, bisecting on function errors. `retries_left`
+        is this batch's own: a retry of it (the whole, or what follows its first failed
+        record) spends one, and each half of a split starts again from the mapping's."""
         while records:
             if self._chaos.roll("late", f"{FUNCTION} batch of {len(records)}"):
                 await asyncio.sleep(self._chaos.uniform(0.5, 3.0))
@@ -181,8 +192,9 @@ class StreamPoller(BackgroundLoop):
                 records = records[failed:]  # everything from the first failed record
             elif self._mapping.bisect_on_error and len(records) > 1 and retries_left > 0:
                 half = len(records) // 2
-                await self._deliver(records[:half], retries_left - 1)
-                await self._deliver(records[half:], retries_left - 1)
+                retries = self._mapping.max_retries
+                await self._deliver(records[:half], retries)
+                await self._deliver(records[half:], retries)
                 return
             if retries_left <= 0:
                 log.error("%s gave up on a batch of %d records", FUNCTION, len(records))

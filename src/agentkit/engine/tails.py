@@ -12,8 +12,15 @@ Replay from an index is exact: a follower starting at `k` gets `k, k+1, ...` wit
 and no duplicate. A follower whose index is below the buffer (it started before the tail
 did, or fell behind) reads the store directly until it reaches the buffer; one above the
 buffer waits for the reader to get there. Events leave the buffer only once every live
-follower is past them, and a tail stops (its reader cancelled) when its last follower
+follower is past them (a tail's only follower keeps none it has taken: most followed
+sessions have one stream, and its copy of each line was a good part of an idle stream's
+memory in `bench/bench_streams.py`), and a tail stops (its reader cancelled) when its last follower
 leaves, never before.
+
+A store that caches a bounded number of sessions (`PinsSessions`: the file store keeps 256
+sessions' parsed events) is told to keep each followed session for its tail's life: with
+more followed sessions than that bound, each wake-up would otherwise parse its session's
+file again and evict another's.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from dataclasses import dataclass
 
 from agentkit.errors import AgentkitError
 from agentkit.events import Event
-from agentkit.store.base import Store
+from agentkit.store.base import PinsSessions, Store
 
 _TRIM_AT = 256  # events every follower is past before the buffer is cut down
 
@@ -63,6 +70,7 @@ class SessionTails:
     def __init__(self, store: Store, *, wait: float = 15.0) -> None:
         self.store = store
         self.wait = wait
+        self.pins = store if isinstance(store, PinsSessions) else None
         self._tails: dict[tuple[str, asyncio.AbstractEventLoop], _Tail] = {}
 
     def subscribe(self, session_id: str, start: int) -> Subscription:
@@ -108,6 +116,9 @@ class _Tail:
         self.subs: set[Subscription] = set()
         self.gone = False  # the session was deleted (or may no longer be read)
         self.error: BaseException | None = None
+        self._pinned = tails.pins is not None
+        if tails.pins is not None:
+            tails.pins.pin_session(self.session_id)
         self.task = self._start()
 
     @property
@@ -150,7 +161,14 @@ class _Tail:
     def _finish(self, *, gone: bool) -> None:
         self.gone = gone or self.gone
         self.tails._drop(self)  # the next follower starts a fresh tail
+        self._unpin()
         self._publish()
+
+    def _unpin(self) -> None:
+        """Let the store evict the session again (once per tail, when it stops)."""
+        if self._pinned and self.tails.pins is not None:
+            self._pinned = False
+            self.tails.pins.unpin_session(self.session_id)
 
     def _publish(self) -> None:
         lowest = self.end
@@ -164,11 +182,18 @@ class _Tail:
             del self.lines[:cut]
             self.base = lowest
 
+    def forget_all(self) -> None:
+        """Drop the buffer (every follower is past it); a joiner below reads the store."""
+        self.base = self.end
+        self.events = []
+        self.lines = []
+
     def leave(self, sub: Subscription) -> None:
         self.subs.discard(sub)
         if not self.subs:
             self.tails._drop(self)
             self.task.cancel()
+            self._unpin()
 
 
 class Subscription:
@@ -210,6 +235,8 @@ class Subscription:
                 at = self.position - tail.base
                 events, data = tail.events[at:], b"".join(tail.lines[at:])
                 self.position = tail.end
+                if len(tail.subs) == 1 and self in tail.subs:
+                    tail.forget_all()  # its only follower has taken everything
                 return Batch(events, data)
             if tail.gone or self._closed:
                 return None

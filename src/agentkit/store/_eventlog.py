@@ -74,6 +74,9 @@ class EventLog:
         # under `_mutex`, so a close never races a write through a reused descriptor.
         self._wfd: int | None = None
         self._wfd_inode: int | None = None
+        # How long `FileStore.follow` last waited between checks of this quiet session for
+        # other processes' appends; None once it found events (the back-off starts over).
+        self.follow_gap: float | None = None
 
     def close(self) -> None:
         """Close the kept write descriptor (the view stays usable: it reopens on need)."""

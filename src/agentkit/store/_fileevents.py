@@ -1,14 +1,13 @@
 """The event streams of the file store: appends, reads and follows of `events.ndjson`.
 
-Each session's parsed view (`EventLog`) is kept in a bounded cache, most recently used
-last. Reads that are cheap run on the calling thread; the rest in a worker thread.
+Each session's parsed view (`EventLog`) is kept in a bounded cache (`ViewCache`), most
+recently used last; sessions pinned by their followers (`pin_session`) stay in it. Reads
+that are cheap run on the calling thread; the rest in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -21,6 +20,7 @@ from agentkit.store._filepaths import PathCache, SessionLocking
 from agentkit.store._fs import try_exclusive
 from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
+from agentkit.store._viewcache import ViewCache
 from agentkit.store.base import Lease
 from agentkit.store.ids import validate_session_id
 from agentkit.store.large_events import offload_large, restore, with_full_data
@@ -30,7 +30,6 @@ T = TypeVar("T")
 # Shared by every FileStore of the process, keyed by file path, so an append through one
 # instance wakes followers of another instance on the same folder.
 NOTIFIER = Notifier()
-_SUM_EVERY = 32  # new views between two checks of the cache's byte bound
 
 
 class FileEvents(SessionLocking):
@@ -40,11 +39,7 @@ class FileEvents(SessionLocking):
     _fsync: bool
     _poll: float
     _max_poll: float
-    _cache_size: int
-    _cache_bytes: int
-    _since_sum: int
-    _logs: OrderedDict[str, EventLog]
-    _logs_guard: threading.Lock
+    _views: ViewCache
     _caches: bool
     blobs: FileBlobs
 
@@ -124,13 +119,8 @@ class FileEvents(SessionLocking):
         # None sends the caller to `_read_sync` (which also tells a missing session). No
         # look at `session.json`: a view up to date with `events.ndjson` proves the session
         # is there, as that file goes (with the whole folder) when the session does.
-        log = self._logs.get(session_id)  # not `_log`: unknown ids make no view
-        if log is None:
-            return None
-        with self._logs_guard:
-            if session_id in self._logs:
-                self._logs.move_to_end(session_id)  # recently used, as `_log` marks it
-        return log.read_cached(start, limit)
+        log = self._views.peek(session_id)  # not `_log`: unknown ids make no view
+        return None if log is None else log.read_cached(start, limit)
 
     def _exists(self, session_id: str) -> bool:
         return self._files(session_id).exists()
@@ -144,7 +134,11 @@ class FileEvents(SessionLocking):
         key = str(self.events_path(session_id))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0.0, timeout)
-        gap = self._poll
+        # The back-off goes on from where the session's last follow left it while the
+        # session stays quiet: a tail follows in rounds of a few seconds, and starting each
+        # round at `poll_interval` again checked a thousand quiet sessions ~500 times a second.
+        view = self._views.peek(session_id)
+        gap = view.follow_gap if view is not None and view.follow_gap else self._poll
         while True:
             with NOTIFIER.register(key) as waiter:
                 found = self._read_here(session_id, start, None)
@@ -154,6 +148,9 @@ class FileEvents(SessionLocking):
                 if found is None:
                     return []
                 if found or remaining <= 0:
+                    view = self._views.peek(session_id)
+                    if view is not None:
+                        view.follow_gap = None if found else gap
                     return await restore(found, self.blobs)
                 # Woken at once by appends in this process; other processes' appends are
                 # picked up by the read at the top of the next round, checked ever less often
@@ -175,36 +172,23 @@ class FileEvents(SessionLocking):
         cached = self._log(session_id).size_cached() if self._exists(session_id) else None
         return cached if cached is not None else await offload(count)
 
+    def pin_session(self, session_id: str) -> None:
+        """Keep `session_id`'s parsed events cached until it is unpinned (as often as it
+        was pinned): the engine's stream tails pin the sessions they follow, so however many
+        are followed they never evict each other (`PinsSessions` in `store/base.py`)."""
+        self._views.pin(validate_session_id(session_id))
+
+    def unpin_session(self, session_id: str) -> None:
+        """Undo one `pin_session`."""
+        for log in self._views.unpin(session_id):
+            log.close()
+
     def _log(self, session_id: str) -> EventLog:
-        dropped: list[EventLog] = []
-        with self._logs_guard:
-            found = self._logs.get(session_id)
-            if found is None:
-                files = self._files(session_id)
-                found = EventLog(files.events, session_id, files.lock, cached=self._caches)
-                self._logs[session_id] = found
-                dropped = self._evict()
-            else:
-                self._logs.move_to_end(session_id)
-        for log in dropped:  # outside the guard: a close waits for the view's own mutex
+        def make() -> EventLog:
+            files = self._files(session_id)
+            return EventLog(files.events, session_id, files.lock, cached=self._caches)
+
+        found, dropped = self._views.get(session_id, make)
+        for log in dropped:  # outside the cache's lock: a close waits for the view's mutex
             log.close()
         return found
-
-    def _evict(self) -> list[EventLog]:
-        # Bounded by count and by bytes parsed, so a few huge sessions cannot hog memory.
-        # Views grow after they are made, so the byte bound is approximate anyway: summing
-        # every view on each new session cost more than the rest of a turn's bookkeeping.
-        # (The count bound alone needs no sum: a full cache evicts on every new session.)
-        evicted: list[EventLog] = []
-        while len(self._logs) > self._cache_size:
-            evicted.append(self._logs.popitem(last=False)[1])
-        self._since_sum += 1
-        if self._since_sum < _SUM_EVERY:
-            return evicted
-        self._since_sum = 0
-        total = sum(log.cached_bytes for log in self._logs.values())
-        while len(self._logs) > 1 and total > self._cache_bytes:
-            _, dropped = self._logs.popitem(last=False)
-            total -= dropped.cached_bytes
-            evicted.append(dropped)
-        return evicted

@@ -215,3 +215,20 @@ class SessionFolders(Protocol):
     def workspace_dir(self, session_id: str) -> Path:
         """The session's workspace folder."""
         ...
+
+
+@runtime_checkable
+class PinsSessions(Protocol):
+    """Optional, beside `Store`: a store that caches a bounded number of sessions (the file
+    store's parsed events) keeps the sessions pinned here cached, outside that bound. The
+    engine pins each session a stream tail follows, for the tail's life, so many followed
+    sessions never evict each other. Pins are counted: one `unpin_session` per
+    `pin_session`."""
+
+    def pin_session(self, session_id: str) -> None:
+        """Keep `session_id` cached until it is unpinned."""
+        ...
+
+    def unpin_session(self, session_id: str) -> None:
+        """Undo one `pin_session`."""
+        ...

@@ -36,9 +36,10 @@ open between uses (see `_fs` and `_eventlog`).
 `follow` is woken directly by appends made through any `FileStore` in this process. Appends
 by another process are noticed by a cheap `stat` of `events.ndjson` while a follower waits:
 first after `poll_interval` seconds (0.25 s by default), then at twice the last gap, up to
-`max_poll_interval` (4 s). A fixed 0.25 s check per follower cost an idle server holding a
-thousand open streams a large share of a core; backing off cuts that about tenfold, and an
-append from this process still wakes its followers at once.
+`max_poll_interval` (4 s); while the session stays quiet, its next `follow` goes on from the
+gap the last one reached rather than from 0.25 s. A fixed 0.25 s check per follower cost an
+idle server holding a thousand open streams a large share of a core; backing off cuts that
+about tenfold, and an append from this process still wakes its followers at once.
 
 Each role has its module: sessions here, event streams in `_fileevents`, the lease and the
 stop flag in `_filelease`, reminders, claims and eval runs in `_filerecords`.
@@ -51,9 +52,7 @@ import json
 import os
 import secrets
 import shutil
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +60,7 @@ from typing import Any, TypeVar
 from agentkit.errors import SessionExists, SessionNotFound, StoreError
 from agentkit.events import now_iso
 from agentkit.sessions import SessionRecord
-from agentkit.store._eventlog import CatchUpTooLarge, EventLog
+from agentkit.store._eventlog import CatchUpTooLarge
 from agentkit.store._fileblobs import BLOBS_FOLDER, FileBlobs
 from agentkit.store._fileevents import NOTIFIER, FileEvents
 from agentkit.store._fileindex import SessionIndex
@@ -77,6 +76,7 @@ from agentkit.store._fs import (
     write_atomic,
 )
 from agentkit.store._offload import offload
+from agentkit.store._viewcache import ViewCache
 from agentkit.store.base import Page
 from agentkit.store.ids import (
     decode_cursor,
@@ -113,7 +113,8 @@ class FileStore(FileEvents, FileLeases, FileRecords):
     `fsync=True` flushes every append and every `session.json` write to disk before it
     returns; by default they survive a killed process but not a power cut (see
     docs/sessions.md). `cache_sessions`
-    and `cache_bytes` bound how many sessions keep their parsed events in memory. Returned
+    and `cache_bytes` bound how many sessions keep their parsed events in memory, besides
+    the sessions pinned there (`pin_session`: the ones stream tails follow). Returned
     events are shared with that cache: treat them, and their `data`, as read-only.
     `caches=False` turns every cache off (parsed events, session records, leases): each
     read parses the files again, in a worker thread. It is slow, and there for the tests,
@@ -147,11 +148,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         self._fsync = fsync
         self._poll = poll_interval
         self._max_poll = max(poll_interval, max_poll_interval)
-        self._cache_size = max(1, cache_sessions)
-        self._cache_bytes = cache_bytes
-        self._logs: OrderedDict[str, EventLog] = OrderedDict()
-        self._logs_guard = threading.Lock()
-        self._since_sum = 0
+        self._views = ViewCache(cache_sessions, cache_bytes)
         self._last_purge = float("-inf")
         for folder in (self._sessions, self._locks, self._reminders, self._claims):
             folder.mkdir(parents=True, exist_ok=True)
@@ -325,8 +322,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
                 self._index.remove(record)
                 if trashed is None:
                     return None
-            with self._logs_guard:
-                dropped = self._logs.pop(session_id, None)
+            dropped = self._views.pop(session_id)
             if dropped is not None:
                 dropped.close()
             return trashed
@@ -370,10 +366,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         return found
 
     async def close(self) -> None:
-        with self._logs_guard:
-            logs = list(self._logs.values())
-            self._logs.clear()
-        for log in logs:
+        for log in self._views.clear():
             log.close()
 
     # internals
