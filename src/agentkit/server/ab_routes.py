@@ -46,8 +46,7 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         from agentkit.ab.service import AbService
 
         del caller  # any caller: like the arm totals of `GET /v1/abs`, no session is shown
-        experiments: dict[str, Any] = getattr(service, "experiments", {})
-        body = await AbService(service, experiments).timeline(
+        body = await AbService(service, service.experiments).timeline(
             experiment=experiment, max_points=max_points
         )
         return JSONResponse(body)
