@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from agentkit.aws.host import AwsHost, turn_payload
+from agentkit.aws.dispatchers import turn_payload
+from agentkit.aws.host import AwsHost
 from agentkit.aws.settings import AwsSettings
 from agentkit.models.scripted import ScriptedModel, Step
 

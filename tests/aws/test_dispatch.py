@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 from agentkit.aws.clients import client
+from agentkit.aws.dispatchers import LambdaDispatcher
 from agentkit.aws.handlers import _common
-from agentkit.aws.host import LambdaDispatcher
 from agentkit.aws.settings import AwsSettings
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentkit.aws.host import turn_payload
+from agentkit.aws.dispatchers import turn_payload
 from tests.server.otlp_receiver import Receiver, run_receiver
 
 SCRIPT = textwrap.dedent(
@@ -24,8 +24,8 @@ SCRIPT = textwrap.dedent(
 
     from opentelemetry import trace
 
-    from agentkit.aws.host import turn_payload
-    from agentkit.engine import telemetry
+    from agentkit.aws.dispatchers import turn_payload
+    from agentkit.engine import telemetry, trace_context
     from agentkit.server import otel
 
     provider = otel.configure()
@@ -36,7 +36,7 @@ SCRIPT = textwrap.dedent(
     def invocation(payload):
         # One TurnFunction invocation: the turn's span, then (continuing) the next dispatch.
         assert not trace.get_current_span().get_span_context().is_valid
-        with telemetry.continued_from(payload.get("traceContext")):
+        with trace_context.continued_from(payload.get("traceContext")):
             with telemetry.agent_span("helpdesk", conversation_id="ses_1", turn_id="turn_1"):
                 pass
             return json.loads(turn_payload("ses_1", "turn_1"))

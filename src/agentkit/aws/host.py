@@ -17,13 +17,13 @@ only translate their event into a call on it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
+from agentkit.aws.dispatchers import InlineDispatcher, LambdaDispatcher
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
 from agentkit.engine.fanout import Fanout
@@ -64,60 +64,6 @@ class LazyClient:
     def reset(self) -> None:
         """Drop the client (and its connections); the next call makes a new one."""
         self._client = None
-
-
-class LambdaDispatcher:
-    """Hands a turn to TurnFunction with an asynchronous (`Event`) invocation."""
-
-    def __init__(self, client: Any, function_name: str) -> None:
-        if not function_name:
-            raise ValueError("LambdaDispatcher needs the turn function's name")
-        self._client = client
-        self._function = function_name
-
-    async def dispatch(self, session_id: str, turn_id: str) -> None:
-        await self._invoke(turn_payload(session_id, turn_id))
-
-    async def dispatch_eval(self, run_id: str) -> None:
-        """Hand an eval run to TurnFunction (see `agentkit.aws.eval_runs`)."""
-        from agentkit.aws.eval_runs import eval_run_payload
-
-        await self._invoke(eval_run_payload(run_id))
-
-    async def _invoke(self, payload: str) -> None:
-        await asyncio.to_thread(
-            self._client.invoke,
-            FunctionName=self._function,
-            InvocationType="Event",
-            Payload=payload.encode("utf-8"),
-        )
-
-
-class InlineDispatcher:
-    """Runs the turn before returning: `sam local` has no asynchronous invoke to hand it to."""
-
-    def __init__(self) -> None:
-        self.host: AwsHost | None = None
-
-    async def dispatch(self, session_id: str, turn_id: str) -> None:
-        if self.host is not None:
-            await self.host.run_turn(session_id, turn_id)
-
-    async def dispatch_eval(self, run_id: str) -> None:
-        if self.host is not None:
-            await self.host.run_eval(run_id)
-
-
-def turn_payload(session_id: str, turn_id: str) -> str:
-    """The event TurnFunction receives; with tracing on, the caller's trace context rides
-    along (`traceContext`), so the turn joins the request's trace (docs/observability.md)."""
-    from agentkit.engine.telemetry import TRACE_CONTEXT, carrier
-
-    body: dict[str, Any] = {"sessionId": session_id, "turnId": turn_id}
-    headers = carrier()
-    if headers:
-        body[TRACE_CONTEXT] = headers
-    return json.dumps(body)
 
 
 class MetricsFanout:

@@ -13,8 +13,9 @@ variables, are in docs/observability.md:
 - `execute_tool {tool}` per tool call: tool name, call id, error status.
 - the GenAI client metrics of each model call (`gen_ai.client.token.usage`,
   `gen_ai.client.operation.duration`), once a host installs a meter provider.
-- `carrier` and `continued_from`: the trace context across a process hop (the Lambda
-  dispatch payload).
+
+The trace context across a process hop (the Lambda dispatch payload) is carried by
+`engine.trace_context`.
 
 Message and tool content is recorded only with
 `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. Attribute names follow the
@@ -172,39 +173,6 @@ class _Handle:
         tb: TracebackType | None,
     ) -> None:
         return None
-
-
-# ---- across processes ----------------------------------------------------------------
-
-TRACE_CONTEXT = "traceContext"  # the key of the carrier in a dispatch payload
-
-
-def carrier() -> dict[str, str]:
-    """The current trace context as W3C headers (`traceparent`, `tracestate`), for a turn
-    handed to another process (the Lambda dispatch payload); empty when tracing is off."""
-    if not enabled():
-        return {}
-    from opentelemetry import propagate
-
-    headers: dict[str, str] = {}
-    propagate.inject(headers)
-    return headers
-
-
-@contextmanager
-def continued_from(headers: object) -> Iterator[None]:
-    """Run the block in the trace `headers` (a `carrier()`) came from, when there is one."""
-    if not isinstance(headers, dict) or not headers or not enabled():
-        yield
-        return
-    from opentelemetry import context, propagate
-
-    parent = propagate.extract({str(k): str(v) for k, v in headers.items()})
-    token = context.attach(parent)
-    try:
-        yield
-    finally:
-        context.detach(token)
 
 
 # ---- turns and subagent runs --------------------------------------------------------
@@ -500,9 +468,7 @@ __all__ = [
     "ToolSpan",
     "agent_span",
     "capture_content",
-    "carrier",
     "chat_span",
-    "continued_from",
     "enabled",
     "metrics_enabled",
     "split_model",

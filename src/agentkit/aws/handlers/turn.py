@@ -17,7 +17,7 @@ from typing import Any
 from agentkit.aws import snapstart
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
-from agentkit.engine.telemetry import TRACE_CONTEXT, continued_from
+from agentkit.engine.trace_context import TRACE_CONTEXT, continued_from
 from agentkit.engine.turn.deadline import Deadline
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +16,7 @@ from agentkit.authoring.contexts import HostServices
 from agentkit.engine.fleet_switch import PauseSwitch
 from agentkit.engine.folds.conversation import TurnState, turn_events
 from agentkit.engine.local_turns import LocalTurns
-from agentkit.engine.tools.calls import Outcome, ToolEntry
+from agentkit.engine.tools.calls import InvalidToolInput, Outcome, ToolEntry
 from agentkit.engine.turn.budget import Spend
 from agentkit.engine.turn.deadline import Continuation, Deadline
 from agentkit.engine.turn.recorder import Recorder
@@ -85,6 +85,32 @@ class RequestedCall:
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+def plan_call(tools: Mapping[str, ToolEntry], call: Any) -> Planned:
+    """What to do with one call the model asked for (a `ToolCall` or a `RequestedCall`):
+    its tool and validated input, whether it needs approval, or why it cannot run."""
+    entry = tools.get(call.name)
+    if entry is None:
+        names = ", ".join(sorted(tools)) or "none"
+        return Planned(
+            ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
+            error=f"unknown tool {call.name!r}; available tools: {names}",
+        )
+    try:
+        args, value = entry.validate(call.arguments)
+    except InvalidToolInput as exc:
+        return Planned(
+            ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
+            entry,
+            error=str(exc),
+        )
+    return Planned(
+        ActionCall(call_id=call.id, tool_name=call.name, arguments=args),
+        entry,
+        value,
+        needs_approval=entry.needs_approval(value),
+    )
 
 
 def turn_began(events: list[Event], turn_id: str) -> float | None:

@@ -27,7 +27,6 @@ from agentkit.engine.tools.agent_tool import run_agent_tool
 from agentkit.engine.tools.builtins import TASK, TaskInput
 from agentkit.engine.tools.calls import (
     CallContext,
-    InvalidToolInput,
     Outcome,
     ToolEntry,
     call_workdir,
@@ -59,6 +58,7 @@ from agentkit.engine.turn.deps import (
     Planned,
     TurnDeps,
     error_result,
+    plan_call,
     tool_result,
     turn_began,
 )
@@ -324,27 +324,7 @@ class TurnRunner:
                 self.d.turns.streamed(sid)
 
     def plan(self, call: Any) -> Planned:
-        entry = self.d.tools.get(call.name)
-        if entry is None:
-            names = ", ".join(sorted(self.d.tools)) or "none"
-            return Planned(
-                ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
-                error=f"unknown tool {call.name!r}; available tools: {names}",
-            )
-        try:
-            args, value = entry.validate(call.arguments)
-        except InvalidToolInput as exc:
-            return Planned(
-                ActionCall(call_id=call.id, tool_name=call.name, arguments=call.arguments),
-                entry,
-                error=str(exc),
-            )
-        return Planned(
-            ActionCall(call_id=call.id, tool_name=call.name, arguments=args),
-            entry,
-            value,
-            needs_approval=entry.needs_approval(value),
-        )
+        return plan_call(self.d.tools, call)
 
     async def run_calls(self, plans: list[Planned], *, decided: bool = False) -> None:
         """Run calls concurrently; each result is recorded as soon as it is known.
