@@ -4,7 +4,7 @@ trace (docs/observability.md). Free when tracing is off, like `engine.telemetry`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from agentkit.engine.telemetry import enabled
@@ -22,6 +22,12 @@ def carrier() -> dict[str, str]:
     headers: dict[str, str] = {}
     propagate.inject(headers)
     return headers
+
+
+def outgoing(headers: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`headers` plus the current trace context's (`carrier()`), for an outgoing HTTP call
+    (the Slack and GitHub API, an MCP server): the same headers when tracing is off."""
+    return {**(headers or {}), **carrier()}
 
 
 @contextmanager

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from agentkit.engine.trace_context import outgoing
+
 log = logging.getLogger("agentkit.channels.github")
 DEFAULT_API_URL = "https://api.github.com"
 MAX_RETRY_AFTER = 30.0
@@ -64,7 +66,7 @@ class GitHubClient:
         }
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        return headers
+        return outgoing(headers)
 
     async def request(
         self,

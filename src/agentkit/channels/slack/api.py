@@ -2,8 +2,10 @@
 
 `SlackWebClient` is slack_sdk's `AsyncWebClient` pointed at `SLACK_API_URL` (default Slack's
 own), with the SDK's retry handlers for connection errors, 5xx answers and rate limits
-(429, waiting `Retry-After`). Its token is read from `SLACK_BOT_TOKEN` at each call when not
-given, because a deployed host fills that variable from its secret store only at cold start.
+(429, waiting `Retry-After`), and the current trace context's `traceparent` on every call
+when tracing is on (docs/observability.md). Its token is read from `SLACK_BOT_TOKEN` at
+each call when not given, because a deployed host fills that variable from its secret store
+only at cold start.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+
+from agentkit.engine.trace_context import outgoing
 
 log = logging.getLogger("agentkit.channels.slack")
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -62,6 +67,12 @@ class SlackWebClient(AsyncWebClient):
     @token.setter
     def token(self, value: str | None) -> None:
         self._given_token = value or None
+
+    async def api_call(
+        self, api_method: str, *, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> AsyncSlackResponse:
+        """Every Web API call (each SDK method comes here) carries the trace context."""
+        return await super().api_call(api_method, headers=outgoing(headers), **kwargs)
 
 
 async def call(client: AsyncWebClient, method: str, **kwargs: Any) -> dict[str, Any] | None:
