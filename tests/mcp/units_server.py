@@ -4,8 +4,8 @@
     python units_server.py http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
 
 `UNITS_DESCRIPTION` overrides one tool's description (to test pinning); `crash` ends the
-process at once (a server dying mid-session); `secret` and `auth_header` echo what the
-connection sent (to test `${VAR}` expansion).
+process at once (a server dying mid-session); `secret`, `auth_header` and `trace_header` echo
+what the connection sent (to test `${VAR}` expansion and the trace context).
 """
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ def secret() -> str:
 def auth_header(ctx: Context) -> str:
     request = ctx.request_context.request
     return "" if request is None else str(request.headers.get("authorization", ""))
+
+
+@server.tool(description="The traceparent header of this request (empty when none came).")
+def trace_header(ctx: Context) -> str:
+    request = ctx.request_context.request
+    return "" if request is None else str(request.headers.get("traceparent", ""))
 
 
 @server.tool(description="Sleep for a while, then answer.")

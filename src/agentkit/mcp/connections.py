@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentkit.authoring.contexts import ToolContext
 from agentkit.authoring.mcp import McpConnectionDefinition
 from agentkit.engine.tools.calls import ToolEntry
+from agentkit.engine.trace_context import outgoing
 from agentkit.errors import ToolError
 from agentkit.mcp.naming import assign_names
 from agentkit.project.manifest import Manifest
@@ -141,10 +142,14 @@ class Connection:
             if response.status_code >= 400:
                 self._http_status = response.status_code
 
+        async def trace_out(request: httpx2.Request) -> None:
+            # The SDK sends each message in its caller's context: the call's trace, if any.
+            request.headers.update(outgoing())
+
         http = httpx2.AsyncClient(
             headers=d.resolved_headers(self.environ),
             timeout=httpx2.Timeout(d.timeout),
-            event_hooks={"response": [note_status]},
+            event_hooks={"request": [trace_out], "response": [note_status]},
         )
         return Client(streamable_http_client(d.url, http_client=http), cache=None)
 
