@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from agentkit.aws.project_files import project_files
 from agentkit.store import _dynamo_schema as schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -495,3 +496,63 @@ def test_scheduler_function_sweeps_stranded_turns_on_a_rate_schedule(
     ]
     assert len(sweeps) == 1
     assert re.fullmatch(r"rate\(\d+ minutes?\)", sweeps[0]["ScheduleExpression"])
+
+
+def _resolve(value: Any, conditions: dict[str, bool], params: dict[str, str]) -> Any:
+    """Evaluates the !If and !Ref of a function's environment as CloudFormation would."""
+    if isinstance(value, dict) and set(value) == {"If"}:
+        name, when_true, when_false = value["If"]
+        return _resolve(when_true if conditions[name] else when_false, conditions, params)
+    if isinstance(value, dict) and set(value) == {"Ref"}:
+        return params.get(value["Ref"], value)
+    return value
+
+
+def _function_environments(
+    template: dict[str, Any], export: bool, endpoint: str
+) -> dict[str, dict[str, Any]]:
+    """Each function's variables (Globals merged with its own), OTEL_* resolved."""
+    params = {"OtlpEndpoint": endpoint, "AWS::StackName": "stack", "AWS::NoValue": "<none>"}
+    conditions = {"ExportOtlp": export}
+    base = template["Globals"]["Function"]["Environment"]["Variables"]
+    out: dict[str, dict[str, Any]] = {}
+    for name, fn in resources(template, "AWS::Serverless::Function").items():
+        own = fn["Properties"].get("Environment", {}).get("Variables", {})
+        merged = {**base, **own}
+        resolved = {
+            k: _resolve(v, conditions, params) for k, v in merged.items() if k.startswith("OTEL_")
+        }
+        out[name] = {k: v for k, v in resolved.items() if v != "<none>"}
+    return out
+
+
+def test_otlp_export_is_off_by_default(template: dict[str, Any]) -> None:
+    param = template["Parameters"]["OtlpEndpoint"]
+    assert param["Default"] == ""
+    assert template["Conditions"]["ExportOtlp"] == {
+        "Not": [{"Equals": [{"Ref": "OtlpEndpoint"}, ""]}]
+    }
+    envs = _function_environments(template, export=False, endpoint="")
+    assert set(envs) >= {"ApiFunction", "TurnFunction", "HooksFunction", "SchedulerFunction"}
+    assert all(env == {} for env in envs.values()), envs
+
+
+def test_otlp_endpoint_parameter_reaches_every_function(template: dict[str, Any]) -> None:
+    url = "https://collector.example.com:4318"
+    assert re.fullmatch(template["Parameters"]["OtlpEndpoint"]["AllowedPattern"], url)
+    assert not re.fullmatch(template["Parameters"]["OtlpEndpoint"]["AllowedPattern"], "x y")
+    for name, env in _function_environments(template, export=True, endpoint=url).items():
+        assert env == {"OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_SERVICE_NAME": "stack"}, name
+
+
+def test_otel_layer_requirements_are_the_otel_extra() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = set(pyproject["project"]["optional-dependencies"]["otel"])
+    lines = (ROOT / "layers" / "requirements-otel.txt").read_text().splitlines()
+    assert {x for x in lines if x and x[0] != "#"} == wanted
+    makefile = (ROOT / "layers" / "Makefile").read_text()
+    assert "requirements-otel.txt" in makefile and "LAYER_OTEL" in makefile
+    # A project made by `agentkit init` has the same switch, taking the extra from the index.
+    scaffold = project_files("my-agent")
+    assert scaffold["layers/Makefile"] == makefile
+    assert "agentkit-serverless[otel]==" in scaffold["layers/requirements-otel.txt"]

@@ -37,4 +37,7 @@ def project_files(stack_name: str) -> dict[str, str]:
         "Makefile": _read("Makefile"),
         "layers/Makefile": layer_makefile(),
         "layers/requirements.txt": _read("requirements.txt").replace("{version}", __version__),
+        "layers/requirements-otel.txt": _read("requirements-otel.txt").replace(
+            "{version}", __version__
+        ),
     }
