@@ -90,7 +90,9 @@ def scripted(respond: Callable[[Exchange], None]) -> Iterator[Scripted]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield Scripted(f"http://127.0.0.1:{server.server_address[1]}/a", record)

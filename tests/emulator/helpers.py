@@ -149,7 +149,9 @@ def stand_in() -> Iterator[StandIn]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     record.url = f"http://127.0.0.1:{server.server_address[1]}/effects"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield record

@@ -230,7 +230,7 @@ async def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
         cwd=tmp_path,
         env={"PATH": os.environ["PATH"]},
         stdin=b"",
-        timeout=10,
+        timeout=1,
         max_stdout=1024,
         stderr_tail=100,
     )

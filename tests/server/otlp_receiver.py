@@ -173,7 +173,9 @@ def run_receiver(port: int = 0) -> Iterator[Receiver]:
     receiver = Receiver()
     server = ThreadingHTTPServer(("127.0.0.1", port), _handler(receiver))
     receiver.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield receiver

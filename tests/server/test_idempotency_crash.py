@@ -138,7 +138,10 @@ def test_a_queued_follow_up_killed_before_its_answer_was_kept_is_replayed(
     with httpx.Client(timeout=30) as client:
         started = start_session(client, served.url, "run the slow job")
         sid, token = started["sessionId"], started["continuationToken"]
-        read_stream(client, served.url, sid, until=lambda e: e["type"] == "action.started")
+        # The slow job is requested and waits for its gate: the turn is running. (A call
+        # that needs no approval records no `action.started`, so waiting on one only ended
+        # with the stream's 20 s window.)
+        read_stream(client, served.url, sid, until=lambda e: e["type"] == "actions.requested")
         headers = {"Idempotency-Key": str(uuid.uuid4())}
         body = {"continuationToken": token, "message": "and then?", "onBusy": "queue"}
         with pytest.raises(httpx.TransportError):
