@@ -155,3 +155,16 @@ def test_inline_dispatch_runs_the_turn_before_the_api_answers(aws_stack: Stack) 
     body = json.loads(api.handler(load_event("api/create-session.json"), FakeContext())["body"])
     events = _common.run(inline.store.read(body["sessionId"]))
     assert "turn.completed" in [e.type for e in events]
+
+
+def test_the_aws_host_offers_the_ports_its_routes_ask_for(aws_stack: Stack) -> None:
+    from agentkit.ab.service import KeepsAbSnapshot
+    from agentkit.evals.runs import ServesEvalRuns
+    from agentkit.scheduling.reminders import KeepsReminders
+    from agentkit.scheduling.schedules import DispatchesSchedules
+    from agentkit.server.options import NamedHost
+
+    host = aws_stack.host
+    for port in (NamedHost, DispatchesSchedules, KeepsReminders, ServesEvalRuns, KeepsAbSnapshot):
+        assert isinstance(host, port), port.__name__
+    assert host.kind == "aws"

@@ -178,10 +178,12 @@ def test_persisted_runs_survive_a_restart_and_a_killed_run_ends_failed(
 
 
 class _LambdaLikeHost:
-    """A host with a bundle and no local state directory (as the API function on AWS)."""
+    """A host with a bundle and nothing to run evals on (no state directory, no launcher)."""
 
     def __init__(self, bundle: Any) -> None:
-        self.bundle = bundle
+        from agentkit.evals.runs import EvalRunService
+
+        self.eval_runs = EvalRunService(bundle, state_dir=None, can_run=False)
 
 
 async def test_a_host_without_local_state_lists_evals_but_refuses_to_run_them(

@@ -9,7 +9,7 @@ from the snapshot and only the per-session rows are read from the streams.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.ab.fold import SessionFold, fold_session
 from agentkit.ab.report import Aggregate, report, session_rows
@@ -21,6 +21,15 @@ from agentkit.sessions import Principal
 
 SCANNER = Principal("agentkit:ab", admin=True)
 SnapshotSource = Callable[[], Awaitable[Aggregate | None]]
+
+
+@runtime_checkable
+class KeepsAbSnapshot(Protocol):
+    """Optional, on a mount's host: where `GET /v1/abs` reads its arm totals (the AWS host's
+    snapshot, kept by HooksFunction); None, or a host without it: folded from the streams."""
+
+    @property
+    def ab_snapshot(self) -> SnapshotSource | None: ...
 
 
 def ab_config(manifest_config: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -112,4 +121,4 @@ async def _newest(service: AgentService, caller: Principal, limit: int) -> list[
     return folds
 
 
-__all__ = ["SCANNER", "AbService", "SnapshotSource", "ab_config", "fold_all"]
+__all__ = ["SCANNER", "AbService", "KeepsAbSnapshot", "SnapshotSource", "ab_config", "fold_all"]

@@ -34,8 +34,12 @@ from agentkit.scheduling.schedules import ScheduleDispatcher
 from agentkit.sessions import SessionRecord, validate_session_id
 
 if TYPE_CHECKING:  # loaded only when used: a cold start that needs neither skips them
+    from agentkit.ab.report import Aggregate
+    from agentkit.ab.service import SnapshotSource
+    from agentkit.aws.ab_snapshot import AbSnapshot
     from agentkit.aws.workspace import S3Workspaces
     from agentkit.engine.turn.deadline import Deadline
+    from agentkit.evals.runs import EvalRunService
 
 log = logging.getLogger("agentkit.aws.host")
 
@@ -172,10 +176,10 @@ class AwsHost:
         )
         self._hooks: list[Any] | None = None
         self._app: Any = None
-        self._eval_runs: Any = None
+        self._eval_runs: EvalRunService | None = None
         # A/B: the snapshot HooksFunction keeps (see `aws.ab_snapshot`); enrollment reads
         # the paused arms from it, and `GET /v1/abs` its arm totals.
-        self.ab_snapshot: Any = None
+        self.ab_snapshot: SnapshotSource | None = None
         config = self.bundle.manifest.ab_config or {}
         if self.bundle.manifest.abs and config.get("durableSnapshots", True):
             self.ab_snapshot = self._read_ab_snapshot
@@ -375,12 +379,12 @@ class AwsHost:
 
     # -- A/B ---------------------------------------------------------------------------
 
-    def _snapshot(self) -> Any:
+    def _snapshot(self) -> AbSnapshot:
         from agentkit.aws.ab_snapshot import AbSnapshot
 
         return AbSnapshot(self.client("dynamodb"), self.settings.sessions_table)
 
-    async def _read_ab_snapshot(self) -> Any:
+    async def _read_ab_snapshot(self) -> Aggregate:
         return await self._snapshot().read()
 
     async def _ab_paused(self) -> Mapping[str, Any]:
@@ -406,7 +410,7 @@ class AwsHost:
     # -- eval runs (`agentkit.aws.eval_runs`) ------------------------------------------
 
     @property
-    def eval_runs(self) -> Any:
+    def eval_runs(self) -> EvalRunService:
         """The eval routes' service: snapshots in the store, runs in TurnFunction."""
         if self._eval_runs is None:
             from agentkit.aws.eval_runs import eval_run_service

@@ -25,7 +25,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.errors import Conflict, HttpError, InvalidId, NotFound
 from agentkit.evals.baseline import load_baseline
@@ -34,7 +34,15 @@ from agentkit.project.bundle import AgentBundle
 from agentkit.store._fs import write_atomic
 from agentkit.store.base import EvalRunStore
 
-__all__ = ["EvalRunService", "FileRuns", "MemoryRuns", "RunRepository", "StoreRuns"]
+__all__ = [
+    "EvalRunService",
+    "FileRuns",
+    "MemoryRuns",
+    "RunRepository",
+    "ServesEvalRuns",
+    "StoreRuns",
+    "local_eval_runs",
+]
 
 log = logging.getLogger("agentkit.evals")
 RUN_DIR = "eval-runs"
@@ -139,6 +147,24 @@ class StoreRuns:
 
     async def list(self) -> list[dict[str, Any]]:
         return await self.store.list_eval_runs()
+
+
+@runtime_checkable
+class ServesEvalRuns(Protocol):
+    """Optional, on a mount's host: the eval routes' service, made on first use and kept by
+    the host. A host without it serves no evals: an empty listing, 404 for a run."""
+
+    @property
+    def eval_runs(self) -> EvalRunService: ...
+
+
+def local_eval_runs(bundle: AgentBundle, state_dir: Path, store: object) -> EvalRunService:
+    """The service of a host with a local state directory (`agentkit serve`): runs go in
+    process, and with `persist_runs` their snapshots go through the host's store (beside
+    the sessions) when it keeps eval runs, else into files in `state_dir`."""
+    persist = bundle.evals_config().persist_runs
+    repo = StoreRuns(store) if persist and isinstance(store, EvalRunStore) else None
+    return EvalRunService(bundle, state_dir=state_dir, can_run=True, repo=repo)
 
 
 class RunNotStarted(HttpError):

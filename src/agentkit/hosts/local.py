@@ -22,7 +22,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
@@ -50,6 +50,9 @@ from agentkit.scheduling.timer import LocalTimer
 from agentkit.server.options import AgentMount
 from agentkit.store.base import Store
 from agentkit.store.files import FileStore
+
+if TYPE_CHECKING:
+    from agentkit.evals.runs import EvalRunService
 
 log = logging.getLogger("agentkit.host")
 
@@ -138,6 +141,7 @@ class LocalHost:
         if self.timer is not None:
             self.timer.set_handler(self._on_timer)
         self._lock = FileLock(str(self.state_dir / "serve.lock"))
+        self._eval_runs: EvalRunService | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._blob_sweeper: asyncio.Task[None] | None = None
 
@@ -151,6 +155,17 @@ class LocalHost:
 
     def mount(self) -> AgentMount:
         return AgentMount(slug=self.slug, service=self.runtime, host=self, channels=self.channels)
+
+    @property
+    def eval_runs(self) -> EvalRunService:
+        """The eval routes' service (`evals.runs.ServesEvalRuns`), made on first use: runs
+        go in this process, over the bundle served then."""
+        if self._eval_runs is None:
+            # Imported here: the eval runner loads with the first eval request.
+            from agentkit.evals.runs import local_eval_runs
+
+            self._eval_runs = local_eval_runs(self.bundle, self.state_dir, self.store)
+        return self._eval_runs
 
     def claim_state_dir(self) -> None:
         """Take the state directory's lock now, or raise `StateDirBusy`.

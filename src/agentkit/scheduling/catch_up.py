@@ -23,7 +23,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentkit.cron.standard import next_fire
 
@@ -35,6 +35,7 @@ __all__ = [
     "CATCH_UP_CAP",
     "CatchUp",
     "Ledger",
+    "ListsSchedules",
     "SlotLedger",
     "describe_schedules",
     "missed_slots",
@@ -175,6 +176,14 @@ class SlotLedger:
         await self._store.settle_claim(
             self.key(schedule_id), "ledger", LEDGER_TTL, detail=json.dumps(body)
         )
+
+
+@runtime_checkable
+class ListsSchedules(Protocol):
+    """Optional, on a mount's host: its schedules as `describe_schedules` shows them
+    (`GET /v1/dev/schedules`; without it the list is empty)."""
+
+    async def list_schedules(self) -> list[dict[str, Any]]: ...
 
 
 async def describe_schedules(

@@ -30,7 +30,7 @@ import inspect
 import logging
 import secrets
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
 from agentkit.cron.standard import (
@@ -66,12 +66,22 @@ __all__ = [
     "HANDLER_FAILED",
     "HANDLER_LOST",
     "PRINCIPAL_MISMATCH",
+    "KeepsReminders",
     "ReminderDelivery",
     "ReminderService",
     "reminder_message",
 ]
 
 log = logging.getLogger("agentkit.reminders")
+
+
+@runtime_checkable
+class KeepsReminders(Protocol):
+    """Optional, on a mount's host: its reminders, which the dev routes list and fire by
+    hand (without it the list is empty and firing one answers 404)."""
+
+    @property
+    def reminders(self) -> ReminderService: ...
 
 
 def _new_id() -> str:

@@ -29,7 +29,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Mapping
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, ScheduleContext
 from agentkit.authoring.schedules import ScheduleDefinition
@@ -44,6 +44,7 @@ from agentkit.sessions import Principal
 
 __all__ = [
     "SCHEDULE_CHANNEL",
+    "DispatchesSchedules",
     "ScheduleDispatcher",
     "ScheduleHandlerError",
     "ScheduleRunner",
@@ -193,6 +194,14 @@ class _Firing:
             for result in await asyncio.gather(*batch, return_exceptions=True):
                 if isinstance(result, BaseException):
                     log.error("schedule %s: wait_until work failed: %r", self.schedule_id, result)
+
+
+@runtime_checkable
+class DispatchesSchedules(Protocol):
+    """Optional, on a mount's host: fire a schedule by hand, exactly once, through the
+    production path (`POST /v1/dev/schedules/{id}`; without it that route answers 404)."""
+
+    async def dispatch_schedule(self, schedule_id: str) -> dict[str, Any]: ...
 
 
 class ScheduleDispatcher:

@@ -26,9 +26,10 @@ def ab_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
         and means, comparisons with confidence sequences, the split check, guardrails and
         `config` from `agent/ab.config.py`."""
         # Imported here: the report's statistics load on the first A/B request only.
-        from agentkit.ab.service import AbService
+        from agentkit.ab.service import AbService, KeepsAbSnapshot
 
-        snapshot = getattr(mount.host, "ab_snapshot", None)
+        host = mount.host
+        snapshot = host.ab_snapshot if isinstance(host, KeepsAbSnapshot) else None
         body = await AbService(service, service.experiments, snapshot=snapshot).report(caller)
         return JSONResponse(body)
 

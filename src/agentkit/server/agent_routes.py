@@ -8,11 +8,12 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from starlette.responses import Response
 
 from agentkit.errors import BadRequest, Forbidden, NotFound
+from agentkit.mcp.ports import HoldsMcp
 from agentkit.project.manifest import Manifest
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.idempotent import IDEMPOTENT_ROUTE, answer_once
 from agentkit.server.logs import LogBuffer
-from agentkit.server.options import AgentMount, ServerOptions
+from agentkit.server.options import AgentMount, NamedHost, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.schemas import (
     Health,
@@ -97,7 +98,7 @@ def meta_router(
         manifest: Manifest = service.manifest
         body = manifest.model_dump(by_alias=True, mode="json")
         # MCP connections that have connected in this process list their tools as served.
-        connections = getattr(mount.host, "mcp", None)
+        connections = mount.host.mcp if isinstance(mount.host, HoldsMcp) else None
         if connections is not None:
             live = {c["name"]: c for c in connections.describe()}
             for item in body.get("mcpConnections", []):
@@ -122,7 +123,7 @@ def meta_router(
             base_path=base_path,
             playground=options.playground,
             docs=options.docs,
-            host=str(getattr(mount.host, "kind", "local")),
+            host=mount.host.kind if isinstance(mount.host, NamedHost) else "local",
         )
 
     @router.get("/v1/logs", response_model=LogPage, response_model_by_alias=True)

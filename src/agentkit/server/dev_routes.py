@@ -13,6 +13,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 
 from agentkit.errors import Forbidden, NotFound
+from agentkit.reminders import ReminderRecord
+from agentkit.scheduling.catch_up import ListsSchedules
+from agentkit.scheduling.reminders import KeepsReminders
+from agentkit.scheduling.schedules import DispatchesSchedules
 from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.state import principal, server_state
 from agentkit.sessions import Principal
@@ -33,7 +37,7 @@ def admin(request: Request, caller: Annotated[Principal, Depends(principal)]) ->
 
 Caller = Annotated[Principal, Depends(admin)]
 DispatchSchedule = Callable[[str], Awaitable[dict[str, Any]]]
-ListReminders = Callable[[], Awaitable[list[Any]]]
+ListReminders = Callable[[], Awaitable[list[ReminderRecord]]]
 DispatchReminder = Callable[[str], Awaitable[dict[str, Any]]]
 ListSchedules = Callable[[], Awaitable[list[dict[str, Any]]]]
 Ident = Annotated[str, Path(min_length=1, max_length=200)]
@@ -68,7 +72,7 @@ def create_dev_router(
     async def reminders(caller: Caller) -> dict[str, Any]:
         """Every stored reminder, active or not."""
         items = await list_reminders() if list_reminders is not None else []
-        return {"ok": True, "reminders": [_wire(r) for r in items]}
+        return {"ok": True, "reminders": [r.to_dict() for r in items]}
 
     @router.post("/v1/dev/reminders/{reminder_id}")
     async def fire_reminder(reminder_id: Ident, caller: Caller) -> dict[str, Any]:
@@ -81,26 +85,19 @@ def create_dev_router(
     return router
 
 
-def _wire(record: Any) -> Any:
-    to_dict = getattr(record, "to_dict", None)
-    return to_dict() if callable(to_dict) else record
-
-
 def dev_router(mount: AgentMount, options: ServerOptions) -> APIRouter:
     """The dev routes of one mounted agent, wired to `mount.host`.
 
-    The host provides `dispatch_schedule(id)` and `reminders` (a `ReminderService`); either
-    may be missing, in which case the matching routes answer 404.
+    The host may offer `DispatchesSchedules`, `ListsSchedules` and `KeepsReminders`; what
+    it lacks is absent: an empty list, or 404 for the one to fire.
     """
     host = mount.host
-    dispatch = getattr(host, "dispatch_schedule", None)
-    reminders = getattr(host, "reminders", None)
-    listing = getattr(host, "list_schedules", None)
+    reminders = host.reminders if isinstance(host, KeepsReminders) else None
     return create_dev_router(
         prefix=options.base_path(mount.slug),
-        dispatch_schedule=dispatch if callable(dispatch) else None,
+        dispatch_schedule=host.dispatch_schedule if isinstance(host, DispatchesSchedules) else None,
         list_reminders=reminders.list if reminders is not None else None,
         dispatch_reminder=reminders.dispatch_reminder if reminders is not None else None,
-        list_schedules=listing if callable(listing) else None,
+        list_schedules=host.list_schedules if isinstance(host, ListsSchedules) else None,
         tag=f"{mount.slug}: dev",
     )

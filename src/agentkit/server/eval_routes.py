@@ -5,13 +5,12 @@
     POST /v1/dev/evals/runs          {filterIds?, tags?} -> 202 snapshot | 404 | 409
     GET  /v1/dev/evals/runs/{runId}  the run's snapshot (404 when unknown)
 
-The routes are a thin layer over `agentkit.evals.runs.EvalRunService`, built from the
-mount's host: its agent bundle and, for `persist_runs`, its state directory.
+The routes are a thin layer over `agentkit.evals.runs.EvalRunService`, which the mount's
+host makes and keeps (`evals.runs.ServesEvalRuns`).
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
@@ -23,7 +22,6 @@ from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.state import principal
 from agentkit.sessions import Principal
-from agentkit.store.base import EvalRunStore
 
 if TYPE_CHECKING:
     from agentkit.evals.runs import EvalRunService
@@ -44,27 +42,13 @@ class StartRun(BaseModel):
 
 
 def eval_service(mount: AgentMount) -> EvalRunService | None:
-    """The mount's eval service (made once and kept on the host), or None without a bundle."""
+    """The mount's eval service (made once and kept by its host), or None when the host
+    serves no evals (`evals.runs.ServesEvalRuns`)."""
     # Imported here: the eval runner is loaded by the first eval request, not at cold start.
-    from agentkit.evals.runs import EvalRunService, StoreRuns
+    from agentkit.evals.runs import ServesEvalRuns
 
     host = mount.host
-    existing = getattr(host, "eval_runs", None)
-    if isinstance(existing, EvalRunService):
-        return existing
-    bundle = getattr(host, "bundle", None)
-    if bundle is None:
-        return None
-    # Only a host with a local state directory (`agentkit serve`) runs evals in process.
-    state_dir = getattr(host, "state_dir", None)
-    store = getattr(host, "store", None)
-    # Persisted runs go through the host's store (files beside the sessions).
-    durable = state_dir is not None and bundle.evals_config().persist_runs
-    repo = StoreRuns(store) if durable and isinstance(store, EvalRunStore) else None
-    service = EvalRunService(bundle, state_dir=state_dir, can_run=state_dir is not None, repo=repo)
-    with contextlib.suppress(AttributeError):  # a host with slots: the router keeps it
-        host.eval_runs = service
-    return service
+    return host.eval_runs if isinstance(host, ServesEvalRuns) else None
 
 
 def eval_router(mount: AgentMount, options: ServerOptions) -> APIRouter:

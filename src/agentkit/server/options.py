@@ -7,7 +7,7 @@ the app never knows which host it runs on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentkit.engine.service import AgentService
 from agentkit.server.auth import AuthChain, local_dev_strict
@@ -16,14 +16,27 @@ Layout = Literal["single", "multi"]
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 
 
+@runtime_checkable
+class NamedHost(Protocol):
+    """Optional, on a mount's host: what `GET /v1/meta` reports as the host (`aws`,
+    `aws-emulated`); a host without it is reported as `local`."""
+
+    @property
+    def kind(self) -> str: ...
+
+
 @dataclass(slots=True)
 class AgentMount:
-    """One agent served by the app. `host` is the object that composed it (exposed to
-    dev routes, e.g. for schedule and reminder dispatch); the app itself never uses it."""
+    """One agent served by the app. `host` is the object that composed it (a `LocalHost`,
+    an `AwsHost`, a test's scheduling rig). Hosts differ in what they offer, so a route
+    asks it only through a runtime-checkable port of the concept it needs, and answers
+    as documented when the host lacks it: `NamedHost` here, `ab.service.KeepsAbSnapshot`,
+    `evals.runs.ServesEvalRuns`, `mcp.ports.HoldsMcp`, and the scheduling ports
+    `DispatchesSchedules`, `ListsSchedules` and `KeepsReminders`."""
 
     slug: str
     service: AgentService
-    host: Any = None
+    host: object = None
     channels: Any = None  # the agent's `ChannelRuntime` when it has channels to serve
 
     @property
