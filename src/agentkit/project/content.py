@@ -24,6 +24,7 @@ def discover_skills(ctx: Ctx) -> list[SkillSpec]:
     if not folder.is_dir():
         return []
     out: dict[str, SkillSpec] = {}
+    seen: dict[str, str] = {}  # name: where it was defined
     for entry in ctx.fs.entries(folder):
         name = entry.stem if entry.is_file() else entry.name
         if entry.is_dir():
@@ -45,14 +46,10 @@ def discover_skills(ctx: Ctx) -> list[SkillSpec]:
                 f"skill name {name!r} must match [A-Za-z0-9][A-Za-z0-9_-]*",
             )
             continue
-        if name in out:
-            ctx.diag.add(
-                "name.duplicate",
-                spec.source,
-                f"skill {name!r} is also defined by {out[name].source}",
-            )
+        if not ctx.first_of_name("skill", name, spec.source, seen):
             continue
         out[name] = spec
+        seen[name] = spec.source
     return list(out.values())
 
 

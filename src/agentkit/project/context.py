@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,3 +74,11 @@ class Ctx:
 
     def ignored(self, path: Path, why: str) -> None:
         self.diag.add("file.ignored", self.fs.rel(path), why)
+
+    def first_of_name(self, what: str, name: str, source: str, seen: Mapping[str, str]) -> bool:
+        """Whether `name` is still free in `seen` (its names and where each was defined):
+        the first file keeps a name, a later one is a `name.duplicate` error at `source`."""
+        if name not in seen:
+            return True
+        self.diag.add("name.duplicate", source, f"{what} {name!r} is also defined in {seen[name]}")
+        return False

@@ -210,12 +210,7 @@ def discover_abs(ctx: Ctx) -> list[AbSpec]:
         name = ab.name or path.stem
         if not _name_ok(ctx, path, name, "A/B experiment"):
             continue
-        if name in seen:
-            ctx.diag.add(
-                "name.duplicate",
-                ref.path,
-                f"A/B experiment {name!r} is also defined in {seen[name]}",
-            )
+        if not ctx.first_of_name("A/B experiment", name, ref.path, seen):
             continue
         seen[name] = ref.path
         for variant in ab.variants.values():
@@ -253,6 +248,7 @@ def discover_schedules(ctx: Ctx) -> list[ScheduleSpec]:
     if not folder.is_dir():
         return []
     out: dict[str, ScheduleSpec] = {}
+    seen: dict[str, str] = {}  # name: where it was defined
     for path in ctx.fs.entries(folder):
         if not path.is_file() or path.suffix not in (".md", ".py") or path.name == "__init__.py":
             if path.name != "__init__.py":
@@ -264,14 +260,10 @@ def discover_schedules(ctx: Ctx) -> list[ScheduleSpec]:
         spec = _markdown_schedule(ctx, path) if path.suffix == ".md" else _py_schedule(ctx, path)
         if spec is None:
             continue
-        if sid in out:
-            ctx.diag.add(
-                "name.duplicate",
-                spec.source,
-                f"schedule {sid!r} is also defined in {out[sid].source}",
-            )
+        if not ctx.first_of_name("schedule", sid, spec.source, seen):
             continue
         out[sid] = spec
+        seen[sid] = spec.source
     return list(out.values())
 
 

@@ -165,16 +165,7 @@ def with_full_data(
 ) -> list[Event]:
     """The events an append returns: each with its draft's whole payload."""
     return [
-        e
-        if s is d
-        else Event(
-            type=e.type,
-            index=e.index,
-            session_id=e.session_id,
-            at=e.at,
-            data=d.data,
-            turn_id=e.turn_id,
-        )
+        e if s is d else _replaced(e, d.data)
         for e, d, s in zip(recorded, drafts, stored, strict=True)
     ]
 
