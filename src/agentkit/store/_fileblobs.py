@@ -15,13 +15,12 @@ from pathlib import Path
 
 from agentkit.errors import StoreError
 from agentkit.store._fs import write_atomic
-from agentkit.store._offload import offload
-from agentkit.store.blobs import HASH_NAME, BlobRef, StoredBlob
+from agentkit.store.blobs import HASH_NAME, BlobRef, BlockingBlobs, StoredBlob
 
 BLOBS_FOLDER = "blobs"
 
 
-class FileBlobs:
+class FileBlobs(BlockingBlobs):
     """Content-addressed blobs in a folder (`<state root>/blobs`)."""
 
     def __init__(self, folder: Path, *, fsync: bool = False) -> None:
@@ -30,9 +29,6 @@ class FileBlobs:
 
     def path(self, ref: BlobRef) -> Path:
         return self.folder / ref.key()
-
-    async def put(self, data: bytes) -> BlobRef:
-        return await offload(self.put_sync, data)
 
     def put_sync(self, data: bytes) -> BlobRef:
         ref = BlobRef.of(data)
@@ -48,9 +44,6 @@ class FileBlobs:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, data, fsync=self._fsync)
         return ref
-
-    async def get(self, ref: BlobRef) -> bytes:
-        return await offload(self.get_sync, ref)
 
     def get_sync(self, ref: BlobRef) -> bytes:
         try:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkit.errors import StoreError
-from agentkit.store._offload import offload
-from agentkit.store.blobs import HASH_NAME, BlobRef, StoredBlob
+from agentkit.store.blobs import HASH_NAME, BlobRef, BlockingBlobs, StoredBlob
 
 DEFAULT_PREFIX = "blobs/"
 
@@ -26,7 +25,7 @@ class _Gone(Exception):
     """The object went away between its `head_object` and its refresh."""
 
 
-class S3Blobs:
+class S3Blobs(BlockingBlobs):
     """Content-addressed blobs in an S3 bucket, through a boto3 S3 client."""
 
     def __init__(self, client: Any, bucket: str, *, prefix: str = DEFAULT_PREFIX) -> None:
@@ -38,9 +37,6 @@ class S3Blobs:
 
     def key(self, ref: BlobRef) -> str:
         return self.prefix + ref.key()
-
-    async def put(self, data: bytes) -> BlobRef:
-        return await offload(self.put_sync, data)
 
     def put_sync(self, data: bytes) -> BlobRef:
         ref = BlobRef.of(data)
@@ -78,9 +74,6 @@ class S3Blobs:
             if not _missing(exc):
                 raise StoreError(f"S3 copy_object {key} failed: {exc}") from exc
             raise _Gone from exc
-
-    async def get(self, ref: BlobRef) -> bytes:
-        return await offload(self.get_sync, ref)
 
     def get_sync(self, ref: BlobRef) -> bytes:
         key = self.key(ref)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from agentkit.errors import StoreError
+from agentkit.store._offload import offload
 
 # An event (or one value of its payload) whose JSON is larger than this goes to blobs.
 LARGE_PAYLOAD_BYTES = 64 * 1024
@@ -140,3 +141,20 @@ class MemoryBlobs:
         with self._lock:
             self._blobs.pop(sha256, None)
             self._written.pop(sha256, None)
+
+
+class BlockingBlobs:
+    """The async half of a blob store whose calls block (files, boto3): `put` and `get`
+    run its `put_sync` and `get_sync` off the event loop (`store._offload`)."""
+
+    def put_sync(self, data: bytes) -> BlobRef:
+        raise NotImplementedError
+
+    def get_sync(self, ref: BlobRef) -> bytes:
+        raise NotImplementedError
+
+    async def put(self, data: bytes) -> BlobRef:
+        return await offload(self.put_sync, data)
+
+    async def get(self, ref: BlobRef) -> bytes:
+        return await offload(self.get_sync, ref)
