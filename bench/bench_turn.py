@@ -21,7 +21,10 @@ row moves with it. Leave a minute between runs.
 
 The row `agentkit follow-up + read (file)` adds a client's read of the finished turn (from
 the index it reached last, through `read_events`), and the bench prints that read's cost
-paired by round: about 60 us per turn, a few percent of a follow-up (docs/engine.md).
+paired by round, and the read timed alone (its median and p95): the paired difference is
+two noisy figures subtracted, within +-50 us on a loaded machine, while the read itself
+(an ownership check on the cached record, one `stat` of the events file and a slice of the
+cached view: no parse, no lock, no fsync) takes a few tens of microseconds.
 
     python bench/bench_turn.py [--rounds 25] [--turns 20] [--only "memory,strands"] [--no-install]
 """
@@ -56,6 +59,7 @@ from agentkit.models.base import (
 Runner = Callable[[], Awaitable[None]]
 PRECREATED = 0  # set from the command line: rounds * turns + 1
 BENCH_SITE = Path(__file__).resolve().parent / ".venv-bench"
+READS: list[float] = []  # seconds each client read of a finished turn took (timed alone)
 GOALS = {
     "agentkit follow-up (file)": 0.5,
     "agentkit follow-up + read (file)": 0.5,
@@ -180,7 +184,9 @@ async def setup_ours(
             # What a client does next: read the finished turn's events from the index it
             # reached last time (`GET /stream?startIndex=` less the HTTP), ownership check
             # included.
+            began = time.perf_counter()
             events = await runtime.read_events(sid, principal=alice, start=seen.get(sid, 0))
+            READS.append(time.perf_counter() - began)
             assert any(e.type == "turn.completed" for e in events)
             seen[sid] = events[-1].index + 1
 
@@ -464,6 +470,14 @@ def print_goals(medians: dict[str, float], samples: dict[str, list[float]]) -> N
     if plain in samples and read in samples:
         extra = statistics.median(a - b for a, b in zip(samples[read], samples[plain], strict=True))
         print(f"a client's read of the finished turn: {extra * 1000:+.0f} us per turn (paired)")
+    if READS:
+        # Timed alone as well: the paired difference above is two noisy figures subtracted.
+        ordered = sorted(READS)
+        p95 = ordered[int(len(ordered) * 0.95)]
+        print(
+            f"the read alone: {statistics.median(ordered) * 1e6:.0f} us median,"
+            f" {p95 * 1e6:.0f} us p95 ({len(ordered)} reads)"
+        )
     strands = medians.get("strands")
     if not strands:
         return
