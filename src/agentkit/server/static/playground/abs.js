@@ -5,24 +5,11 @@ import { ApiError, api } from "./api.js";
 import { emptyTab } from "./empty.js";
 import { bandChart, chartWidth, lineChart, when } from "./charts.js";
 import { formatCount, formatMean, formatMetric, formatMoney } from "./format.js";
+import { button, el } from "./dom.js";
 
 // The metrics charted first (guardrail metrics go before these); the rest are folded.
 const HEADLINE = ["completed", "costUsd", "latencyMs", "steps"];
 const ARM_METRICS = ["completed", "failed", "steps", "toolCalls", "costUsd", "latencyMs", "inputTokens", "outputTokens"];
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-function button(label, onClick, cls = "ghost") {
-  const b = el("button", cls, label);
-  b.type = "button";
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 function table(rows) {
   if (!rows.length) return el("p", "muted", "Nothing yet.");

@@ -5,6 +5,7 @@
 // and every point has a <title> (shown on hover) with its exact values.
 
 import { formatCount } from "./format.js";
+import { el } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const HEIGHT = 190;
@@ -21,13 +22,6 @@ function svg(tag, attrs = {}, cls) {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
   if (cls) node.setAttribute("class", cls);
-  return node;
-}
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
   return node;
 }
 

@@ -1,16 +1,11 @@
 // Empty tabs that explain themselves: what to add, a starting point, and the docs page.
 
+import { el } from "./dom.js";
+
 let getMeta = () => null;
 
 export function initEmpty(metaGetter) {
   getMeta = metaGetter;
-}
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
 }
 
 export const EMPTY = {

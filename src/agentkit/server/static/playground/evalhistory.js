@@ -4,17 +4,11 @@
 
 import { lineChart, when } from "./charts.js";
 import { formatCount, formatMs, formatRate } from "./format.js";
+import { el } from "./dom.js";
 
 const RUNS_SHOWN = 10;
 const RANK = { passed: 2, flaky: 1, failed: 0, error: 0 };
 const MARK = { passed: "✓", flaky: "≈", failed: "✗", error: "!" };
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
 
 function passRate(run) {
   const done = (run.cases || []).filter((c) => c.status in RANK);

@@ -11,26 +11,13 @@ import { loadAbs } from "./abs.js";
 import { loadUsage } from "./usage.js";
 import { evalHistory } from "./evalhistory.js";
 import { chartWidth } from "./charts.js";
+import { button, el } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = ["chat", "sessions", "surface", "logs", "evals", "abs", "usage", "dev"];
 let ctx = null;
 let logsTimer = null;
 let logsCursor = 0;
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-function button(label, onClick, cls = "ghost") {
-  const b = el("button", cls, label);
-  b.type = "button";
-  b.addEventListener("click", onClick);
-  return b;
-}
 
 function code(value) {
   const pre = el("pre", "code json");

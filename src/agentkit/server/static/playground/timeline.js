@@ -10,13 +10,7 @@
 // `durationMs` before it.
 
 import { formatMoney, formatUsage, formatMs } from "./format.js";
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
+import { el } from "./dom.js";
 
 const ms = (at) => Date.parse(at);
 const MODEL_OUTPUT = new Set(["reasoning.appended", "reasoning.completed", "message.appended", "message.completed", "actions.requested"]);

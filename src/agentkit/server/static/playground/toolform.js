@@ -6,13 +6,7 @@
 import { ApiError, api, curlFor } from "./api.js";
 import { exampleFor } from "./routes.js";
 import { highlight } from "./highlight.js";
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
+import { el } from "./dom.js";
 
 function resolve(schema, defs) {
   let s = schema || {};

@@ -6,13 +6,7 @@ import { renderMarkdown } from "./markdown.js";
 import { highlight } from "./highlight.js";
 import { drawTimeline } from "./timeline.js";
 import { formatMoney, formatMs, formatUsage } from "./format.js";
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 function jsonBlock(value) {
   const pre = el("pre", "code json");

@@ -5,15 +5,9 @@
 import { ApiError, api } from "./api.js";
 import { chartWidth, lineChart, when } from "./charts.js";
 import { formatCount, formatMoney, formatMs } from "./format.js";
+import { el } from "./dom.js";
 
 const state = { bucket: "hour", channel: "", principal: "" };
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
 
 function select(id, label, options, value, onChange) {
   const wrap = el("span", "usage-filter");
