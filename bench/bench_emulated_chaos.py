@@ -26,6 +26,9 @@ from tests.emulator.helpers import emulated, stand_in, write_agent
 SESSIONS = 200
 SEEDS = (1, 2, 3, 4, 5)
 SPEC = "duplicate=0.5,timeout=0.2,throttle=0.1"
+# Conversations driven at once. Most of a session's time is spent waiting (a killed turn
+# waits out its lease and the sweep), so more than the functions' environments overlap.
+WORKERS = 8
 
 
 def main(argv: list[str]) -> None:
@@ -56,7 +59,7 @@ def main(argv: list[str]) -> None:
                 stand_in() as standin,
                 emulated(project, standin, "--chaos", f"{SPEC},seed={seed}") as server,
             ):
-                out = run_sessions(server, standin, sessions, timeout=600)
+                out = run_sessions(server, standin, sessions, timeout=900, workers=WORKERS)
                 faults = len(server.chaos_lines())
             row = (
                 seed,

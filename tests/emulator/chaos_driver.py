@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -47,11 +48,39 @@ class Outcome:
         return found
 
 
-def _wait_settled(server: Emulated, session_id: str, timeout: float) -> str:
+class Board:
+    """Every session's status from one listing, shared by the threads that drive them.
+
+    A listing folds every session's status (a read of each one's stream), so a listing per
+    question makes a run of N sessions cost N^2 reads; one listing per `every` seconds,
+    whoever asks, keeps it at N per look. A question asked after an action (an approval, a
+    follow-up) is answered from a listing begun after it, never an older one."""
+
+    def __init__(self, server: Emulated, every: float = 0.3) -> None:
+        self._server = server
+        self._every = every
+        self._lock = threading.Lock()
+        self._began = float("-inf")
+        self._seen: dict[str, str] = {}
+
+    def snapshot(self, since: float) -> dict[str, str]:
+        """Statuses by id, from a listing begun at or after `since` (`time.monotonic()`)."""
+        with self._lock:
+            if self._began < since or time.monotonic() - self._began >= self._every:
+                began = time.monotonic()
+                self._seen = self._server.statuses()
+                self._began = began
+            return self._seen
+
+    def status(self, session_id: str, since: float) -> str:
+        return self.snapshot(since).get(session_id, "unknown")
+
+
+def _wait_settled(board: Board, session_id: str, since: float, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     status = "unknown"
     while time.monotonic() < deadline:
-        status = server.status(session_id)
+        status = board.status(session_id, since)
         if status in (*SETTLED, "awaiting_approval"):
             return status
         time.sleep(0.3)
@@ -69,31 +98,28 @@ def _call_retrying(server: Emulated, method: str, path: str, body: Any) -> tuple
     return code, answer
 
 
-def drive_session(server: Emulated, timeout: float) -> str | None:
+def drive_session(server: Emulated, board: Board, timeout: float) -> str | None:
     """One conversation: a tool needing approval (approved), then a reminder."""
+    since = time.monotonic()
     code, started = _call_retrying(server, "POST", "/v1/session", {"message": "deploy it"})
     if code != 200:
         return None
     session_id = str(started["sessionId"])
     token = started["continuationToken"]
-    status = _wait_settled(server, session_id, timeout)
+    status = _wait_settled(board, session_id, since, timeout)
     if status == "awaiting_approval":
-        _, pending = server.call("GET", f"/v1/session/{session_id}/approvals")
-        for approval in pending.get("approvals", []):
-            server.call(
-                "POST",
-                f"/v1/session/{session_id}/approvals/{approval['callId']}",
-                {"decision": "approve"},
-            )
-        status = _wait_settled(server, session_id, timeout)
+        since = time.monotonic()
+        _approve_all(server, session_id)
+        status = _wait_settled(board, session_id, since, timeout)
     if status in SETTLED:
+        since = time.monotonic()
         code, _ = server.call(
             "POST",
             f"/v1/session/{session_id}",
             {"message": "remind me", "continuationToken": token},
         )
         if code == 200:
-            _wait_settled(server, session_id, timeout)
+            _wait_settled(board, session_id, since, timeout)
     return session_id
 
 
@@ -123,43 +149,55 @@ def _reminders(events: list[dict[str, Any]]) -> tuple[set[str], int]:
     return armed, fired
 
 
-def _quiet(server: Emulated, session_ids: list[str], deadline: float) -> None:
-    """Until every session is settled and every armed reminder has come back."""
-    while time.monotonic() < deadline:
-        done = True
-        for session_id in session_ids:
-            status = server.status(session_id)
+def _quiet(server: Emulated, board: Board, session_ids: list[str], deadline: float) -> None:
+    """Until every session is settled and every armed reminder has come back. A session
+    that got there is not read again: a duplicate firing after it is what `check` finds."""
+    pending = set(session_ids)
+    while pending and time.monotonic() < deadline:
+        statuses = board.snapshot(time.monotonic())
+        for session_id in sorted(pending):
+            status = statuses.get(session_id, "unknown")
             if status == "awaiting_approval":
                 _approve_all(server, session_id)
+            if status not in SETTLED:
+                continue
             armed, fired = _reminders(server.events(session_id))
-            done = done and status in SETTLED and fired >= len(armed)
-        if done:
-            return
-        time.sleep(0.5)
+            if fired >= len(armed):
+                pending.discard(session_id)
+        if pending:
+            time.sleep(0.5)
 
 
-def _hooks_missed(server: Emulated, wanted: set[tuple[str, int]], deadline: float) -> list[int]:
-    seen: set[tuple[str, int]] = set()
-    while time.monotonic() < deadline:
-        seen = {(c["sessionId"], c["index"]) for c in server.hook_calls()}
-        if wanted <= seen:
-            return []
-        time.sleep(0.3)
-    return sorted(i for _, i in wanted - seen)
+class _HookLog:
+    """The (session, index) pairs the hook has logged, read again only while one is missing."""
+
+    def __init__(self, server: Emulated) -> None:
+        self._server = server
+        self.seen: set[tuple[str, int]] = set()
+
+    def missed(self, wanted: set[tuple[str, int]], deadline: float) -> list[int]:
+        while not wanted <= self.seen and time.monotonic() < deadline:
+            self.seen = {(c["sessionId"], c["index"]) for c in self._server.hook_calls()}
+            if not wanted <= self.seen:
+                time.sleep(0.3)
+        return sorted(i for _, i in wanted - self.seen)
 
 
 def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: float) -> Outcome:
     """Wait for the stack to go quiet, then check every promise."""
     out = Outcome(sessions=len(session_ids))
-    _quiet(server, session_ids, time.monotonic() + timeout)
+    board = Board(server)
+    _quiet(server, board, session_ids, time.monotonic() + timeout)
     # A duplicate firing or delivery, had there been one, has landed once the emulator has
     # nothing running or pending: it says when.
     assert server.wait_quiet(timeout), "the emulator never went quiet"
+    statuses = board.snapshot(time.monotonic())
+    hooks = _HookLog(server)
     hook_deadline = time.monotonic() + 30
     for session_id in session_ids:
         events = server.events(session_id)
         out.events += len(events)
-        out.settled += server.status(session_id) in SETTLED
+        out.settled += statuses.get(session_id) in SETTLED
         indexes = [e["index"] for e in events]
         if indexes != list(range(len(indexes))):
             out.gaps.append(f"{session_id}: {indexes}")
@@ -169,7 +207,7 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
         out.reminders_fired += min(fired, len(armed))
         if fired > len(armed):
             out.reminders_twice.append(session_id)
-        missed = _hooks_missed(server, {(session_id, i) for i in indexes}, hook_deadline)
+        missed = hooks.missed({(session_id, i) for i in indexes}, hook_deadline)
         if missed:
             out.hook_misses.append(f"{session_id}: {missed}")
     with standin.lock:
@@ -178,8 +216,13 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
     return out
 
 
-def run_sessions(server: Emulated, standin: StandIn, count: int, timeout: float) -> Outcome:
-    """`count` conversations, a few at a time, then the checks."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        ids = [s for s in pool.map(lambda _: drive_session(server, timeout), range(count)) if s]
+def run_sessions(
+    server: Emulated, standin: StandIn, count: int, timeout: float, *, workers: int = 4
+) -> Outcome:
+    """`count` conversations, `workers` at a time, then the checks."""
+    board = Board(server)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ids = [
+            s for s in pool.map(lambda _: drive_session(server, board, timeout), range(count)) if s
+        ]
     return check(server, standin, ids, timeout)

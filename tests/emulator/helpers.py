@@ -17,6 +17,7 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -193,12 +194,19 @@ class Emulated:
             return [json.loads(line) for line in response.read().splitlines() if line.strip()]
 
     def status(self, session_id: str) -> str:
-        code, body = self.call("GET", "/v1/sessions?limit=200")
-        assert code == 200, body
-        for item in body["sessions"]:
-            if item["sessionId"] == session_id:
-                return str(item["status"])
-        return "unknown"
+        return self.statuses().get(session_id, "unknown")
+
+    def statuses(self) -> dict[str, str]:
+        """Every session's status, by id: one listing, page by page."""
+        found: dict[str, str] = {}
+        path = "/v1/sessions?limit=200"
+        while True:
+            code, body = self.call("GET", path)
+            assert code == 200, body
+            found.update({str(i["sessionId"]): str(i["status"]) for i in body["sessions"]})
+            if not body.get("cursor"):
+                return found
+            path = f"/v1/sessions?limit=200&cursor={urllib.parse.quote(body['cursor'])}"
 
     def hook_calls(self) -> list[dict[str, Any]]:
         if not self.hook_log.exists():
