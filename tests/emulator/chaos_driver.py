@@ -34,11 +34,14 @@ class Outcome:
     reminders_fired: int = 0
     reminders_twice: list[str] = field(default_factory=list)
     failed_turns: int = 0
+    unsettled: list[str] = field(default_factory=list)  # "id: status" of each one
 
     def problems(self) -> list[str]:
         found = []
         if self.settled != self.sessions:
-            found.append(f"{self.sessions - self.settled} session(s) never settled")
+            found.append(
+                f"{self.sessions - self.settled} session(s) never settled: {self.unsettled}"
+            )
         found += [f"index gap: {g}" for g in self.gaps]
         found += [f"effect ran twice: {k}" for k in self.effects_twice]
         found += [f"hooks missed: {m}" for m in self.hook_misses]
@@ -197,7 +200,10 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
     for session_id in session_ids:
         events = server.events(session_id)
         out.events += len(events)
-        out.settled += statuses.get(session_id) in SETTLED
+        status = statuses.get(session_id, "unknown")
+        out.settled += status in SETTLED
+        if status not in SETTLED:
+            out.unsettled.append(f"{session_id}: {status}")
         indexes = [e["index"] for e in events]
         if indexes != list(range(len(indexes))):
             out.gaps.append(f"{session_id}: {indexes}")

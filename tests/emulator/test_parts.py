@@ -54,6 +54,72 @@ def test_the_fault_hook_throttles_dynamodb_calls_beneath_botocore(dynamodb_endpo
     assert caught.value.response["ResponseMetadata"]["RetryAttempts"] >= 2  # botocore retried
 
 
+def test_a_cancelled_transaction_never_reaches_a_stream_reader(dynamodb_endpoint: str) -> None:
+    """A reader that took its iterator before a transaction was cancelled sees neither the
+    cancelled write nor a gap where the next real write lands (the hooks once missed the
+    events written right after a conflicting follow-up)."""
+    import uuid
+
+    import boto3
+    from botocore.exceptions import ClientError
+
+    session = boto3.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
+    dynamodb = session.client("dynamodb", endpoint_url=dynamodb_endpoint)
+    streams = session.client("dynamodbstreams", endpoint_url=dynamodb_endpoint)
+    table = f"stream-{uuid.uuid4().hex[:8]}"
+    arn = dynamodb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]["LatestStreamArn"]
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+
+    def iterator_after(sequence: str) -> str:
+        return str(
+            streams.get_shard_iterator(
+                StreamArn=arn,
+                ShardId=shard,
+                ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                SequenceNumber=sequence,
+            )["ShardIterator"]
+        )
+
+    try:
+        dynamodb.put_item(TableName=table, Item={"pk": {"S": "first"}})
+        start = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        last = streams.get_records(ShardIterator=start)["Records"][-1]["dynamodb"]
+        held = iterator_after(last["SequenceNumber"])  # taken before the transaction
+        with pytest.raises(ClientError):  # the put is applied, then the check cancels it
+            dynamodb.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": table, "Item": {"pk": {"S": "cancelled"}}}},
+                    {
+                        "ConditionCheck": {
+                            "TableName": table,
+                            "Key": {"pk": {"S": "absent"}},
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        dynamodb.put_item(TableName=table, Item={"pk": {"S": "after"}})
+        seen = []
+        records = streams.get_records(ShardIterator=held)["Records"]
+        while records:  # as the stream poller reads: from after the last record it got
+            seen += [r["dynamodb"]["Keys"]["pk"]["S"] for r in records]
+            sequence = records[-1]["dynamodb"]["SequenceNumber"]
+            records = streams.get_records(ShardIterator=iterator_after(sequence))["Records"]
+        assert seen == ["after"]
+    finally:
+        dynamodb.delete_table(TableName=table)
+
+
 def test_function_shapes_are_the_templates() -> None:
     shape = read_template(REPO / "template.yaml")
     assert shape == DEFAULT_SHAPE

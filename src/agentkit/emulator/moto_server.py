@@ -3,6 +3,13 @@
 moto answers on several threads, but its DynamoDB transactions are not isolated from each
 other; DynamoDB serialises writes to an item, so the server runs moto's WSGI app one
 request at a time, which is what the store's concurrency is written against.
+
+A cancelled transaction is rolled back by putting a copy of each table taken before it in
+place, stream and all. A shard iterator handed out before then still points at the
+replaced stream, which holds the cancelled writes: a reader would get records DynamoDB
+never wrote, move its position past them, and so skip the real records that reuse those
+sequence numbers next. The server keeps each stream object and rolls back its records
+instead, so an iterator always reads the table's one stream.
 """
 
 from __future__ import annotations
@@ -19,6 +26,20 @@ from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication, MotoRequestHandler, create_backend_app,
 )
 MotoRequestHandler.protocol_version = "HTTP/1.1"  # keep-alive: no new connection per call
+from moto.dynamodb.models import DynamoDBBackend
+_transact = DynamoDBBackend.transact_write_items
+def transact_write_items(self, transact_items):
+    streams = {n: t.stream_shard for n, t in self.tables.items() if t.stream_shard is not None}
+    try:
+        return _transact(self, transact_items)
+    finally:
+        for name, stream in streams.items():
+            table = self.tables.get(name)
+            if table is not None and table.stream_shard not in (None, stream):
+                stream.items[:] = table.stream_shard.items  # the rolled-back records
+                stream.table = table
+                table.stream_shard = stream
+DynamoDBBackend.transact_write_items = transact_write_items
 app = DomainDispatcherApplication(create_backend_app)
 lock = threading.Lock()
 def serial(environ, start_response):

@@ -113,9 +113,8 @@ class StreamPoller(BackgroundLoop):
         return str(table["LatestStreamArn"])
 
     def _read(self, arn: str, positions: dict[str, str | None]) -> list[dict[str, Any]]:
-        """New records of every shard. A fresh iterator from the last sequence number each
-        time: moto swaps a table's stream object when it rolls back a cancelled
-        transaction, which strands an iterator kept from before."""
+        """New records of every shard, from a fresh iterator after the last sequence
+        number each time (as a poller that restarts would)."""
         records: list[dict[str, Any]] = []
         for shard in self._shards(arn):
             last = positions.get(shard)
