@@ -24,7 +24,6 @@ class Outcome:
     """What the checks found, summed over sessions."""
 
     sessions: int = 0
-    settled: int = 0
     events: int = 0
     gaps: list[str] = field(default_factory=list)
     effects: int = 0
@@ -36,12 +35,14 @@ class Outcome:
     failed_turns: int = 0
     unsettled: list[str] = field(default_factory=list)  # "id: status" of each one
 
+    @property
+    def settled(self) -> int:
+        return self.sessions - len(self.unsettled)
+
     def problems(self) -> list[str]:
         found = []
-        if self.settled != self.sessions:
-            found.append(
-                f"{self.sessions - self.settled} session(s) never settled: {self.unsettled}"
-            )
+        if self.unsettled:
+            found.append(f"{len(self.unsettled)} session(s) never settled: {self.unsettled}")
         found += [f"index gap: {g}" for g in self.gaps]
         found += [f"effect ran twice: {k}" for k in self.effects_twice]
         found += [f"hooks missed: {m}" for m in self.hook_misses]
@@ -201,7 +202,6 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
         events = server.events(session_id)
         out.events += len(events)
         status = statuses.get(session_id, "unknown")
-        out.settled += status in SETTLED
         if status not in SETTLED:
             out.unsettled.append(f"{session_id}: {status}")
         indexes = [e["index"] for e in events]
