@@ -134,7 +134,9 @@ def wait_for_line(served: Served, text: str, timeout: float = 30.0) -> None:
 def test_a_server_stopped_mid_write_lets_it_finish_and_the_retry_replays_it(
     serve: ServeFactory, hang_up: Any
 ) -> None:
-    served = serve()
+    # Its client is gone, so the request counts as open until `--shutdown-timeout`; the
+    # gate opens only after that, while the drain waits on the job.
+    served = serve("--shutdown-timeout", "0.2")
     headers = {"Idempotency-Key": str(uuid.uuid4())}
     with httpx.Client(timeout=30) as client:
         sid, next_index = idle_session(client, served.url)
@@ -169,9 +171,10 @@ def test_a_server_stopped_mid_write_lets_it_finish_and_the_retry_replays_it(
 def test_a_write_still_running_at_the_drain_deadline_is_not_run_again(
     serve: ServeFactory, hang_up: Any
 ) -> None:
-    # The job never ends: the stop waits `--drain-timeout`, then cuts it off. Its record
-    # stays, so the retry after the restart is told to come back instead of running it.
-    served = serve("--drain-timeout", "0.2")
+    # The job never ends: the stop waits `--shutdown-timeout` for the open request, then
+    # `--drain-timeout` for the job, then cuts it off. Its record stays, so the retry after
+    # the restart is told to come back instead of running it.
+    served = serve("--shutdown-timeout", "0.2", "--drain-timeout", "0.2")
     headers = {"Idempotency-Key": str(uuid.uuid4())}
     with httpx.Client(timeout=30) as client:
         sid, next_index = idle_session(client, served.url)

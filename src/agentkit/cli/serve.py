@@ -84,6 +84,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--state-root", type=Path, metavar="DIR", help="sessions go in DIR/<slug>/")
     p.add_argument("--max-body-bytes", type=int, default=None, metavar="N")
     p.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="on stop, wait up to S seconds for open requests before cancelling them (10)",
+    )
+    p.add_argument(
         "--drain-timeout",
         type=float,
         default=10.0,
@@ -370,7 +377,7 @@ def _serve(
         port=args.port,
         log_level=args.log_level,
         lifespan="on",
-        timeout_graceful_shutdown=10,
+        timeout_graceful_shutdown=max(0.0, args.shutdown_timeout),
         access_log=False,
     )
     server = Server(config)
