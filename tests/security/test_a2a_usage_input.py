@@ -1,0 +1,103 @@
+"""Hostile bodies and query strings on `/v1/a2a`, `/v1/ai-sdk/chat` and `/v1/usage`, sent
+as an outsider would, through a plain TCP forwarder to `agentkit serve` with a token:
+each is a 4xx in the route's own error shape, never a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fixtures.http_server import Served, serve_in
+from tests.fixtures.tcp_forwarder import TcpForwarder, forwarder  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.slow(reason="starts agentkit serve behind a TCP forwarder")
+
+TOKEN = "a2a-edges-token"
+# Well inside the body limit, far past the JSON parser's stack.
+DEEP = b"[" * 5000 + b"]" * 5000
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = serve_in(
+        tmp_path_factory.mktemp("a2a-edges"), "--mode", "single", "--bearer-token", TOKEN
+    )
+    yield server
+    server.stop()
+    assert "Traceback" not in server.output(), server.output()
+
+
+@pytest.fixture
+def client(served: Served, forwarder: Callable[[int], TcpForwarder]) -> Iterator[httpx.Client]:  # noqa: F811
+    base = forwarder(served.port).url
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as c:
+        yield c
+
+
+def _rpc_error(r: httpx.Response, code: int, message: str) -> None:
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert body["jsonrpc"] == "2.0"
+    assert body["error"]["code"] == code
+    assert body["error"]["message"] == message
+
+
+@pytest.mark.parametrize(
+    "body", [DEEP, b'{"a":' * 5000 + b"1" + b"}" * 5000], ids=["array", "object"]
+)
+def test_a_deeply_nested_json_rpc_body_is_a_json_rpc_error(
+    client: httpx.Client, body: bytes
+) -> None:
+    r = client.post("/v1/a2a", content=body, headers={"content-type": "application/json"})
+    _rpc_error(r, -32600, "the body nests too deeply")
+    assert r.json()["id"] is None
+
+
+@pytest.mark.parametrize("method", ["message/send", "SendMessage", "message/stream"])
+@pytest.mark.parametrize("parts", [5, True, 1.5])
+def test_message_parts_that_are_not_a_list_are_invalid_params(
+    client: httpx.Client, method: str, parts: Any
+) -> None:
+    message = {"role": "user", "messageId": "m1", "parts": parts}
+    call = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {"message": message}}
+    r = client.post("/v1/a2a", json=call)
+    _rpc_error(r, -32602, "the message's parts must be a list")
+    assert r.json()["id"] == 7
+
+
+def test_the_ai_sdk_chat_refuses_the_same_bodies(client: httpx.Client) -> None:
+    deep = client.post(
+        "/v1/ai-sdk/chat", content=DEEP, headers={"content-type": "application/json"}
+    )
+    assert deep.status_code == 400, deep.text
+    assert "the body nests too deeply" in deep.text
+    chat = {"id": "chat-1", "messages": [{"id": "u1", "role": "user", "parts": 5}]}
+    parts = client.post("/v1/ai-sdk/chat", json=chat)
+    assert parts.status_code == 400, parts.text
+    assert "the message's parts must be a list" in parts.text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("since", "0001-01-01T00:00:00+00:01"),
+        ("until", "0001-01-01T00:00:00+05:00"),
+        ("since", "9999-12-31T23:00:00-05:00"),
+    ],
+)
+def test_a_usage_bound_with_no_utc_form_is_a_400(
+    client: httpx.Client, name: str, value: str
+) -> None:
+    # Valid ISO-8601, but shifting it to UTC leaves the years a datetime can hold.
+    r = client.get("/v1/usage", params={name: value})
+    assert r.status_code == 400, r.text
+    assert r.json() == {
+        "ok": False,
+        "error": "bad_request",
+        "message": f"{name} must be an ISO-8601 time",
+    }
+    assert client.get("/v1/usage", params={name: "2020-01-01T00:00:00+05:00"}).status_code == 200
