@@ -4,6 +4,7 @@ each is a 4xx in the route's own error shape, never a 500."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -101,3 +102,63 @@ def test_a_usage_bound_with_no_utc_form_is_a_400(
         "message": f"{name} must be an ISO-8601 time",
     }
     assert client.get("/v1/usage", params={name: "2020-01-01T00:00:00+05:00"}).status_code == 200
+
+
+def _frames(r: httpx.Response) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: {")]
+
+
+@pytest.mark.parametrize(
+    ("context_id", "message"),
+    [
+        ("\\ud800", "contextId must be text (no lone surrogates)"),
+        ("a\\u0000b", "contextId must have no control characters"),
+    ],
+    ids=["lone surrogate", "control character"],
+)
+def test_a_context_id_a_store_cannot_key_is_invalid_params(
+    client: httpx.Client, context_id: str, message: str
+) -> None:
+    # Raw JSON, as an attacker writes it: the escape is valid JSON but no storable key.
+    parts = '[{"text": "hi"}]'
+    params = f'{{"message": {{"role": "user", "parts": {parts}, "contextId": "{context_id}"}}}}'
+    body = f'{{"jsonrpc": "2.0", "id": 3, "method": "message/send", "params": {params}}}'
+    r = client.post("/v1/a2a", content=body, headers={"content-type": "application/json"})
+    _rpc_error(r, -32602, message)
+    text = '[{"type": "text", "text": "x"}]'
+    chat = f'{{"id": "\\ud800", "messages": [{{"role": "user", "parts": {text}}}]}}'
+    ai = client.post("/v1/ai-sdk/chat", content=chat, headers={"content-type": "application/json"})
+    assert ai.status_code == 400, ai.text
+    assert "id must be text (no lone surrogates)" in ai.text
+
+
+def test_a_stream_whose_request_id_is_a_lone_surrogate_runs_to_its_end(
+    client: httpx.Client,
+) -> None:
+    # The id is echoed in every frame; UTF-8 cannot carry it, JSON escapes can.
+    body = (
+        '{"jsonrpc": "2.0", "id": "\\ud800", "method": "message/stream", "params": '
+        '{"message": {"role": "user", "messageId": "m1", "parts": [{"text": "hello"}]}}}'
+    )
+    r = client.post("/v1/a2a", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    frames = _frames(r)
+    assert [f["id"] for f in frames] == ["\ud800"] * len(frames)
+    last = frames[-1]["result"]
+    assert last["final"] is True
+    assert last["status"]["state"] == "completed"
+
+
+def test_a_stream_of_a_message_with_a_lone_surrogate_runs_to_its_end(
+    client: httpx.Client,
+) -> None:
+    # The message's text is recorded (with JSON escapes) and read back by the stream.
+    body = (
+        '{"jsonrpc": "2.0", "id": 4, "method": "message/stream", "params": '
+        '{"message": {"role": "user", "messageId": "m1", "parts": [{"text": "hi \\udfff"}]}}}'
+    )
+    r = client.post("/v1/a2a", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    last = _frames(r)[-1]["result"]
+    assert last["final"] is True
+    assert last["status"]["state"] in ("completed", "failed")

@@ -44,7 +44,7 @@ from agentkit.protocols.a2a import (
 from agentkit.server.a2a_card import RPC_PATH
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.protocol_stream import send_to_thread, translated, turn_start
+from agentkit.server.protocol_stream import send_to_thread, thread_key, translated, turn_start
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.session_routes import Caller
 from agentkit.sessions import Principal
@@ -252,7 +252,7 @@ def _id_field(message: Obj, key: str) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > MAX_ID:
         raise BadRequest(f"{key} must be 1-{MAX_ID} characters", code="invalid_input")
-    return value
+    return thread_key(value, key)
 
 
 async def _task_of(route: Route, task_id: object) -> tuple[A2aTask, int]:

@@ -28,6 +28,7 @@ from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import (
     send_to_thread,
     sse_error_responses,
+    thread_key,
     translated,
     turn_start,
 )
@@ -121,7 +122,7 @@ def _refusal(exc: HttpError) -> Response:
 def _chat_id(value: object) -> str:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
         raise BadRequest(f"id must be a chat id of 1-{MAX_ID} characters", code="invalid_input")
-    return value
+    return thread_key(value, "id")
 
 
 async def _in_flight(
