@@ -13,10 +13,10 @@ events yields the same task.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agentkit.events import Event, EventType
+from agentkit.protocols._wire import sse_json
 
 Obj = dict[str, Any]
 SUBMITTED = "TASK_STATE_SUBMITTED"
@@ -48,7 +48,7 @@ def split_task_id(value: object) -> tuple[str, str] | None:
 
 def sse(message: Obj) -> bytes:
     """One JSON-RPC response as a server-sent event."""
-    return f"data: {json.dumps(message, ensure_ascii=False)}\n\n".encode()
+    return f"data: {sse_json(message)}\n\n".encode()
 
 
 class A2aTask:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from agentkit.events import Event, EventType
+from agentkit.protocols._wire import sse_json
 
 Part = dict[str, Any]
 HEADERS = {
@@ -29,7 +30,7 @@ def approval_id(session_id: str, call_id: str) -> str:
 
 def sse(part: Part | str) -> bytes:
     """One stream part as a server-sent event (`[DONE]` ends the stream)."""
-    body = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False)
+    body = part if isinstance(part, str) else sse_json(part)
     return f"data: {body}\n\n".encode()
 
 

@@ -44,7 +44,7 @@ from agentkit.protocols.a2a import (
 from agentkit.server.a2a_card import RPC_PATH
 from agentkit.server.http_errors import JSONResponse
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.server.protocol_stream import send_to_thread, translated, turn_start
+from agentkit.server.protocol_stream import send_to_thread, thread_key, translated, turn_start
 from agentkit.server.routing import DeferredRouter
 from agentkit.server.session_routes import Caller
 from agentkit.sessions import Principal
@@ -202,6 +202,9 @@ def _envelope(body: bytes) -> tuple[Any, Obj]:
         raw = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise RpcError(PARSE_ERROR, "the body is not JSON", 400) from None
+    except RecursionError:
+        # Valid JSON nested deeper than the parser's stack: a few kilobytes of brackets.
+        raise RpcError(INVALID_REQUEST, "the body nests too deeply", 400) from None
     if not isinstance(raw, dict):
         raise RpcError(INVALID_REQUEST, "a request is one JSON-RPC object (no batches)", 400)
     rpc_id = raw.get("id")
@@ -228,7 +231,10 @@ def _incoming(params: Obj) -> Incoming:
         raise BadRequest("params.message must be a message object", code="invalid_input")
     if message.get("role") not in ("ROLE_USER", "user"):
         raise BadRequest("the message's role must be the user's", code="invalid_input")
-    parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]
+    raw_parts = message.get("parts")
+    if raw_parts is not None and not isinstance(raw_parts, list):
+        raise BadRequest("the message's parts must be a list", code="invalid_input")
+    parts = [p for p in raw_parts or [] if isinstance(p, dict)]
     text = "\n".join(str(p["text"]) for p in parts if isinstance(p.get("text"), str))
     decision: Decision | None = None
     for part in parts:
@@ -246,7 +252,7 @@ def _id_field(message: Obj, key: str) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > MAX_ID:
         raise BadRequest(f"{key} must be 1-{MAX_ID} characters", code="invalid_input")
-    return value
+    return thread_key(value, key)
 
 
 async def _task_of(route: Route, task_id: object) -> tuple[A2aTask, int]:

@@ -28,6 +28,7 @@ from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import (
     send_to_thread,
     sse_error_responses,
+    thread_key,
     translated,
     turn_start,
 )
@@ -121,7 +122,7 @@ def _refusal(exc: HttpError) -> Response:
 def _chat_id(value: object) -> str:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
         raise BadRequest(f"id must be a chat id of 1-{MAX_ID} characters", code="invalid_input")
-    return value
+    return thread_key(value, "id")
 
 
 async def _in_flight(
@@ -146,6 +147,9 @@ def _parse(body: bytes) -> tuple[str, list[dict[str, Any]]]:
         raw = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("the body is not JSON", code="invalid_input") from None
+    except RecursionError:
+        # Valid JSON nested deeper than the parser's stack: a few kilobytes of brackets.
+        raise BadRequest("the body nests too deeply", code="invalid_input") from None
     chat_id = _chat_id(raw.get("id") if isinstance(raw, dict) else None)
     messages = raw.get("messages") if isinstance(raw, dict) else None
     if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
@@ -157,7 +161,10 @@ async def _plan(
     sends: KeyedSends, chat_id: str, messages: list[dict[str, Any]], caller: Principal
 ) -> tuple[UiMessageRun, int]:
     last = messages[-1]
-    parts = [p for p in last.get("parts") or [] if isinstance(p, dict)]
+    raw_parts = last.get("parts")
+    if raw_parts is not None and not isinstance(raw_parts, list):
+        raise BadRequest("the message's parts must be a list", code="invalid_input")
+    parts = [p for p in raw_parts or [] if isinstance(p, dict)]
     if last.get("role") == "user":
         text = "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
         if not text.strip():

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from agentkit.engine.keyed_sends import KeyedSends
 from agentkit.engine.on_busy import agent_on_busy
 from agentkit.engine.service import AgentService
+from agentkit.errors import BadRequest
 from agentkit.events import Event, EventType
 from agentkit.server.options import ServerOptions
 from agentkit.server.state import server_state
@@ -22,6 +23,31 @@ from agentkit.server.streaming import follow_stream
 from agentkit.sessions import Principal
 
 _DECODER = msgspec.json.Decoder(Event)
+
+
+def thread_key(value: str, name: str) -> str:
+    """`value`, a client's name for its thread, if a store can key a session by it: text
+    UTF-8 can carry (a lone surrogate is a valid JSON escape but none) and no control
+    characters (which the DynamoDB store refuses), else a 400 naming `name`."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        message = f"{name} must be text (no lone surrogates)"
+        raise BadRequest(message, code="invalid_input") from None
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise BadRequest(f"{name} must have no control characters", code="invalid_input")
+    return value
+
+
+def _event(line: bytes) -> Event:
+    try:
+        return _DECODER.decode(line)
+    except msgspec.DecodeError:
+        # msgspec refuses the escape of a lone surrogate, which `Event.to_line` writes for
+        # text UTF-8 cannot carry; the standard library reads it back.
+        return Event.from_json(line)
+
+
 T = TypeVar("T")
 
 
@@ -57,7 +83,7 @@ async def session_events(
         async for chunk in chunks:
             for line in chunk.splitlines():
                 if line:
-                    yield _DECODER.decode(line)
+                    yield _event(line)
     finally:
         await chunks.aclose()  # type: ignore[attr-defined]
 

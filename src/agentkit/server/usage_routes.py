@@ -86,6 +86,7 @@ def _bound(raw: str | None, name: str) -> str | None:
         return None
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
+        # A time near year 1 or 9999 with an offset has no UTC form (OverflowError).
+        return iso_utc(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
+    except (ValueError, OverflowError):
         raise BadRequest(f"{name} must be an ISO-8601 time") from None
-    return iso_utc(moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC))
