@@ -48,20 +48,41 @@ class SpanRecord:
 
 
 @dataclass(frozen=True)
-class HistogramPoint:
-    """One histogram data point of a received metric."""
+class MetricPoint:
+    """One data point of a received metric: a histogram's `count` and `sum`, or a sum's
+    (a counter's, an up-down counter's) `value`, cumulative since the process started."""
 
     metric: str
     attributes: dict[str, Any]
-    count: int
-    sum: float
+    count: int = 0
+    sum: float = 0.0
+    value: float | None = None
+
+
+def _points(metric: Any) -> list[MetricPoint]:
+    kind = metric.WhichOneof("data")
+    if kind == "histogram":
+        return [
+            MetricPoint(metric.name, _attributes(p), count=p.count, sum=p.sum)
+            for p in metric.histogram.data_points
+        ]
+    if kind == "sum":
+        return [
+            MetricPoint(metric.name, _attributes(p), value=getattr(p, p.WhichOneof("value")))
+            for p in metric.sum.data_points
+        ]
+    return []
+
+
+def _attributes(point: Any) -> dict[str, Any]:
+    return {a.key: _value(a.value) for a in point.attributes}
 
 
 @dataclass
 class Receiver:
     port: int = 0
     spans: list[SpanRecord] = field(default_factory=list)
-    points: list[HistogramPoint] = field(default_factory=list)
+    points: list[MetricPoint] = field(default_factory=list)
     requests: int = 0
     paths: list[str] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
@@ -74,17 +95,11 @@ class Receiver:
         request = ExportMetricsServiceRequest()
         request.ParseFromString(body)
         found = [
-            HistogramPoint(
-                metric=m.name,
-                attributes={a.key: _value(a.value) for a in p.attributes},
-                count=p.count,
-                sum=p.sum,
-            )
+            point
             for rm in request.resource_metrics
             for sm in rm.scope_metrics
             for m in sm.metrics
-            if m.WhichOneof("data") == "histogram"
-            for p in m.histogram.data_points
+            for point in _points(m)
         ]
         with self.changed:
             self.requests += 1
@@ -93,9 +108,9 @@ class Receiver:
             self.changed.notify_all()
 
     def wait_for_points(
-        self, ready: Callable[[list[HistogramPoint]], bool], timeout: float = 30.0
-    ) -> list[HistogramPoint]:
-        """The histogram points received so far, once `ready(points)` holds."""
+        self, ready: Callable[[list[MetricPoint]], bool], timeout: float = 30.0
+    ) -> list[MetricPoint]:
+        """The metric points received so far, once `ready(points)` holds."""
         with self.changed:
             if not self.changed.wait_for(lambda: ready(list(self.points)), timeout):
                 names = sorted({p.metric for p in self.points})

@@ -151,11 +151,11 @@ def receiver() -> Iterator[Receiver]:
     yield from run_receiver()
 
 
-def _serve(tmp_path: Path, otel: dict[str, str]) -> Served:
+def _serve(tmp_path: Path, otel: dict[str, str], files: dict[str, str] = FILES) -> Served:
     """`agentkit serve` of the agent above, with no OTEL_* of the outer environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(AGENTKIT_MODEL="", **otel)  # the folder's scripted model
-    project = write_agent(tmp_path / SLUG, FILES)
+    project = write_agent(tmp_path / SLUG, files)
     served = Served(project, tmp_path / "state", ["--bearer-token", TOKEN], env)
     return served.start()
 
@@ -164,8 +164,8 @@ def _serve(tmp_path: Path, otel: dict[str, str]) -> Served:
 def served_factory(tmp_path: Path) -> Iterator[Any]:
     started: list[Served] = []
 
-    def factory(otel: dict[str, str]) -> Served:
-        served = _serve(tmp_path, otel)
+    def factory(otel: dict[str, str], files: dict[str, str] = FILES) -> Served:
+        served = _serve(tmp_path, otel, files)
         started.append(served)
         return served
 
@@ -447,3 +447,124 @@ def test_model_calls_are_measured_with_the_genai_client_metrics(
     assert latest_input.count == 4
     assert latest_input.sum > want > 0  # the turn's own steps, plus the subagent's
     assert max(p.count for p in tokens(points, "output")) == 4
+
+
+# The same agent with a price for its model, so its turns have a cost.
+PRICED = {
+    **FILES,
+    "agent/agent.py": AGENT_PY.replace(
+        "max_steps=6)", 'max_steps=6, prices={"scripted": {"input": 3.0, "output": 15.0}})'
+    ),
+}
+
+
+def _latest(points: list[Any], metric: str, **attributes: Any) -> Any:
+    """The last exported point of `metric` with these attributes (cumulative), if any."""
+    found = [
+        p
+        for p in points
+        if p.metric == metric and all(p.attributes.get(k) == v for k, v in attributes.items())
+    ]
+    return found[-1] if found else None
+
+
+def _value_is(metric: str, value: float, **attributes: Any) -> Any:
+    def ready(points: list[Any]) -> bool:
+        point = _latest(points, metric, **attributes)
+        return point is not None and point.value == value
+
+    return ready
+
+
+def test_turns_tool_errors_and_pending_approvals_are_measured(
+    receiver: Receiver, served_factory: Any
+) -> None:
+    served = served_factory(_otel_env(receiver, OTEL_METRIC_EXPORT_INTERVAL="100"), PRICED)
+    with _client() as client:
+        _, events = _run_turn(client, served, "weather please")
+        [completed] = [e for e in events if e["type"] == "turn.completed"]
+        cost = completed["data"]["costUsd"]
+        assert cost > 0
+
+        def turn_measured(points: list[Any]) -> bool:
+            point = _latest(
+                points, "agentkit.turn.duration", **{"agentkit.turn.outcome": "completed"}
+            )
+            return point is not None and point.count == 1
+
+        points = receiver.wait_for_points(turn_measured)
+        completed_turns = {"agentkit.turn.outcome": "completed"}
+        duration = _latest(points, "agentkit.turn.duration", **completed_turns)
+        assert duration.attributes["agentkit.channel"] == "http"
+        assert duration.sum > 0
+        priced = _latest(points, "agentkit.turn.cost", **completed_turns)
+        assert priced.count == 1 and priced.sum == pytest.approx(cost)
+        broken = {"gen_ai.tool.name": "broken", "error.type": "tool_error"}
+        receiver.wait_for_points(_value_is("agentkit.tool.errors", 1, **broken))
+
+        # An approval is pending while the turn waits on it, and no longer once decided.
+        session_id, _ = _park(client, served)
+        receiver.wait_for_points(_value_is("agentkit.approvals.pending", 1))
+        [call_id] = [a["callId"] for a in _pending(client, served, session_id)]
+        decided = client.post(
+            f"{served.url}/v1/session/{session_id}/approvals/{call_id}",
+            json={"decision": "approve"},
+        )
+        assert decided.status_code == 200, decided.text
+        read_stream(client, served.url, session_id, until=turn_ends())
+        receiver.wait_for_points(_value_is("agentkit.approvals.pending", 0))
+
+        # A stop while parked abandons the approval: it is no longer pending either.
+        session_id, _ = _park(client, served)
+        receiver.wait_for_points(_value_is("agentkit.approvals.pending", 1))
+        stopped = client.post(f"{served.url}/v1/session/{session_id}/stop")
+        assert stopped.status_code == 200, stopped.text
+        read_stream(client, served.url, session_id, until=of_type("turn.failed"))
+    abandoned = {"gen_ai.tool.name": "wipe_notes", "error.type": "abandoned"}
+    points = receiver.wait_for_points(_value_is("agentkit.tool.errors", 1, **abandoned))
+    assert _latest(points, "agentkit.approvals.pending").value == 0
+    failed = _latest(points, "agentkit.turn.cost", **{"agentkit.turn.outcome": "failed"})
+    assert failed is not None and failed.count == 1
+
+
+def _park(client: httpx.Client, served: Served) -> tuple[str, list[dict[str, Any]]]:
+    r = client.post(f"{served.url}/v1/session", json={"message": "wipe the notes"})
+    assert r.status_code == 200, r.text
+    session_id: str = r.json()["sessionId"]
+    until = of_type("action.approval_requested")
+    return session_id, read_stream(client, served.url, session_id, until=until)
+
+
+def _pending(client: httpx.Client, served: Served, session_id: str) -> list[dict[str, Any]]:
+    r = client.get(f"{served.url}/v1/session/{session_id}/approvals")
+    assert r.status_code == 200, r.text
+    approvals: list[dict[str, Any]] = r.json()["approvals"]
+    return approvals
+
+
+def test_a_fork_counts_the_approvals_it_waits_on_and_not_its_copied_history(
+    receiver: Receiver, served_factory: Any
+) -> None:
+    served = served_factory(_otel_env(receiver, OTEL_METRIC_EXPORT_INTERVAL="100"), PRICED)
+    broken = {"gen_ai.tool.name": "broken", "error.type": "tool_error"}
+    with _client() as client:
+        done, events = _run_turn(client, served, "weather please")
+        receiver.wait_for_points(_value_is("agentkit.tool.errors", 1, **broken))
+        fork = client.post(
+            f"{served.url}/v1/session/{done}/fork", json={"atIndex": len(events) - 1}
+        )
+        assert fork.status_code == 200, fork.text
+
+        parked, events = _park(client, served)
+        receiver.wait_for_points(_value_is("agentkit.approvals.pending", 1))
+        fork = client.post(
+            f"{served.url}/v1/session/{parked}/fork", json={"atIndex": events[-1]["index"]}
+        )
+        assert fork.status_code == 200, fork.text
+        [copy] = _pending(client, served, fork.json()["sessionId"])
+        assert copy["toolName"] == "wipe_notes"
+    points = receiver.wait_for_points(_value_is("agentkit.approvals.pending", 2))
+    # The first fork copied a turn with a failed tool call and a cost: neither counts again.
+    assert _latest(points, "agentkit.tool.errors", **broken).value == 1
+    completed = {"agentkit.turn.outcome": "completed"}
+    assert _latest(points, "agentkit.turn.cost", **completed).count == 1

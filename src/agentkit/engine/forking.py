@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 from typing import Protocol
 
+from agentkit.engine import event_metrics
 from agentkit.engine.binding import agent_bound
 from agentkit.engine.folds.conversation import TurnState, fold_turn, open_turns
 from agentkit.engine.folds.forked import SHIFT
@@ -104,8 +105,11 @@ async def fork_session(
         drafts = [draft(head)]
         drafts += [_copy(ev, record, rt.manifest, turns) for ev in prefix]
         drafts += _step_ends(prefix, original[at_index + 1 :], turns)
-        copied = await rt.ports.recorder(record, lease_holder=holder).append(drafts)
-        await _end_cut_turns(rt.ports, record, copied, at_index, holder)
+        recorder = rt.ports.recorder(record, lease_holder=holder)
+        recorder.counted = False
+        copied = await recorder.append(drafts)
+        carried = await _end_cut_turns(rt.ports, record, copied, at_index, holder)
+        event_metrics.approvals_carried(carried)
     finally:
         await store.release_lease(record.id, holder)
     return Forked(record.id, token, source.id, at_index)
@@ -162,18 +166,24 @@ def stays_parked(state: TurnState) -> bool:
 
 async def _end_cut_turns(
     ports: SessionPorts, record: SessionRecord, copied: list[Event], at_index: int, holder: str
-) -> None:
-    """End every unfinished turn of the copy that cannot wait on its approvals."""
+) -> int:
+    """End every unfinished turn of the copy that cannot wait on its approvals; returns how
+    many approvals the copy still waits on."""
+    carried = 0
     for turn_id in open_turns(copied):
         state = fold_turn(copied, turn_id)
         if stays_parked(state):
+            carried += sum(1 for p in state.pending.values() if p.decision is None)
             continue
         payloads: list[Payload] = [
             TurnFailed(error=cut_turn_error(at_index), usage=state.usage, cost_usd=state.cost_usd)
         ]
         if record.mode == "chat":
             payloads.append(SessionWaiting())
-        await ports.recorder(record, turn_id, holder).emit(*payloads)
+        recorder = ports.recorder(record, turn_id, holder)
+        recorder.counted = False
+        await recorder.emit(*payloads)
+    return carried
 
 
 __all__ = ["cut_turn_error", "fork_session", "stays_parked"]

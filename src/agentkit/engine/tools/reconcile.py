@@ -32,7 +32,7 @@ from agentkit.authoring.contexts import HostServices
 from agentkit.authoring.reconcile import InDoubt
 from agentkit.engine.agent_parts import AgentParts
 from agentkit.engine.folds.conversation import PendingCall, TurnState
-from agentkit.engine.turn.ending import IN_DOUBT
+from agentkit.engine.turn.closed_calls import IN_DOUBT
 from agentkit.events import ActionResult
 from agentkit.sessions import SessionRecord
 

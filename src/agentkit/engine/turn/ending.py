@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentkit.engine.folds.conversation import TurnState
+from agentkit.engine.turn.closed_calls import ABANDONED, APPROVED_NOT_RUN, IN_DOUBT
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.events import (
     ActionResult,
@@ -25,10 +26,8 @@ def session_failed(error: str) -> SessionFailed:
     return SessionFailed(error=error, reason=KILLED if error == KILLED_ERROR else None)
 
 
-IN_DOUBT = "interrupted while running; it may have completed; not re-run"
 NOT_RERUN = IN_DOUBT  # the older name of the same rule
 LOST_TURN = "turn lost: the process running it stopped before the turn finished"
-ABANDONED = "the turn ended before this call was approved; it did not run"
 
 
 async def fail_turn(
@@ -37,7 +36,8 @@ async def fail_turn(
     """Record `turn.failed` (after error results for every open call) and the session end.
 
     `settled` are results already found for calls in doubt (`engine.tools.reconcile`).
-    Of the other open calls, those parked for approval and never started did not run; any
+    Of the other open calls, those parked for approval and never started did not run (told
+    apart by whether they were decided, so an approval closes once in the metrics); any
     other (model-requested, or approved with `action.started` recorded) may have run, so it
     is reported as in doubt and never re-run.
     """
@@ -49,7 +49,10 @@ async def fail_turn(
     for p in state.pending.values():
         if p.call_id in done:
             continue
-        reason = ABANDONED if p.approval_requested and not p.started else IN_DOUBT
+        if p.approval_requested and not p.started:
+            reason = ABANDONED if p.decision is None else APPROVED_NOT_RUN
+        else:
+            reason = IN_DOUBT
         payloads.append(
             ActionResult(call_id=p.call_id, tool_name=p.tool_name, is_error=True, error=reason)
         )

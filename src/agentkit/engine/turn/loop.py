@@ -45,6 +45,7 @@ from agentkit.engine.turn.budget import (
     session_spend,
     tokens,
 )
+from agentkit.engine.turn.closed_calls import IN_DOUBT
 from agentkit.engine.turn.compaction import ContextKeeper
 from agentkit.engine.turn.continuation import defer_unless_fits, resume_continued, stop_to_continue
 from agentkit.engine.turn.deadline import (
@@ -62,7 +63,7 @@ from agentkit.engine.turn.deps import (
     tool_result,
     turn_began,
 )
-from agentkit.engine.turn.ending import IN_DOUBT, session_failed
+from agentkit.engine.turn.ending import session_failed
 from agentkit.engine.turn.loop_guard import LOOP_DETECTED, LoopDetected, LoopGuard, stop_looping
 from agentkit.engine.turn.preempt import await_preemptible, stop_error_of
 from agentkit.engine.turn.step import RecordingSink, StepOutput, model_step

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from agentkit.engine import event_metrics
 from agentkit.engine.fanout import Fanout, safe_publish
 from agentkit.events import (
     Event,
@@ -45,6 +46,8 @@ class Recorder:
         self.fanout = fanout
         self.turn_id = turn_id
         self.log: list[Event] | None = None  # when set, every recorded event lands here too
+        # False for a fork's copy of history: what it records happened once already.
+        self.counted = True
 
     async def emit(self, *payloads: Payload) -> list[Event]:
         """Append payloads as one contiguous batch; returns the recorded events."""
@@ -63,6 +66,8 @@ class Recorder:
             events = await self.store.append(self.session.id, drafts)
         if self.log is not None:
             self.log.extend(events)
+        if self.counted:
+            event_metrics.record(self.session, events, self.log)
         safe_publish(self.fanout, self.session, events)
         return events
 
