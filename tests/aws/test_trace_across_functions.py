@@ -1,0 +1,98 @@
+"""One trace across the deployed functions, through their real handlers on moto: an API
+Gateway event with a `traceparent` into ApiFunction, the payload it dispatches into
+TurnFunction, and the turn's `invoke_agent` span in the caller's trace, under the HTTP span.
+
+The tracer provider is the test's own, with an in-memory exporter, installed for the test
+only (the API's global and the engine's cached tracer are restored after it), so the rest of
+this process stays untraced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from agentkit.aws.handlers import api
+from agentkit.engine import telemetry
+from agentkit.models.scripted import Step
+from agentkit.version import __version__
+from tests.aws.conftest import FakeContext, Stack, load_event, script
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+TRACEPARENT = f"00-{TRACE_ID}-{CALLER_SPAN}-01"
+
+
+@pytest.fixture
+def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)  # what `telemetry.enabled` reads
+    # The engine's proxy tracer keeps the first real tracer it finds: give it this one.
+    monkeypatch.setattr(telemetry, "_tracer", provider.get_tracer("agentkit", __version__))
+    yield exporter
+    provider.shutdown()
+
+
+def hex_trace(span: ReadableSpan) -> str:
+    assert span.context is not None
+    return format(span.context.trace_id, "032x")
+
+
+def create_session(traceparent: str | None) -> dict[str, Any]:
+    event = load_event("api/create-session.json")
+    if traceparent is not None:
+        event["headers"]["traceparent"] = traceparent
+    response: dict[str, Any] = api.handler(event, FakeContext())
+    assert response["statusCode"] == 200, response
+    return response
+
+
+def test_one_trace_spans_the_api_and_turn_functions(
+    aws_stack: Stack, spans: InMemorySpanExporter
+) -> None:
+    script(aws_stack, Step.text("Traced."))
+    create_session(TRACEPARENT)
+    [payload] = aws_stack.dispatcher.payloads
+    assert payload["traceContext"]["traceparent"].split("-")[1] == TRACE_ID
+
+    [result] = aws_stack.run_turns()
+    assert result["ok"] is True
+
+    finished = spans.get_finished_spans()
+    [server] = [s for s in finished if s.kind == SpanKind.SERVER]
+    [turn] = [s for s in finished if s.name.startswith("invoke_agent")]
+    assert hex_trace(server) == TRACE_ID
+    assert server.parent is not None and format(server.parent.span_id, "016x") == CALLER_SPAN
+    assert hex_trace(turn) == TRACE_ID
+    # The turn hangs off the span the request was served in, across the invoke.
+    assert turn.parent is not None
+    assert (
+        format(turn.parent.span_id, "016x") == payload["traceContext"]["traceparent"].split("-")[2]
+    )
+    assert turn.parent.span_id in {s.context.span_id for s in finished if s.context}
+    assert turn.attributes is not None
+    assert turn.attributes["gen_ai.conversation.id"] == payload["sessionId"]
+    assert turn.attributes["agentkit.turn.outcome"] == "completed"
+    chats = [s for s in finished if s.name.startswith("chat")]
+    assert chats and {hex_trace(s) for s in chats} == {TRACE_ID}
+
+
+def test_without_a_traceparent_the_turn_still_joins_the_requests_own_trace(
+    aws_stack: Stack, spans: InMemorySpanExporter
+) -> None:
+    script(aws_stack, Step.text("Traced."))
+    create_session(None)
+    aws_stack.run_turns()
+    finished = spans.get_finished_spans()
+    [server] = [s for s in finished if s.kind == SpanKind.SERVER]
+    [turn] = [s for s in finished if s.name.startswith("invoke_agent")]
+    assert server.parent is None
+    assert hex_trace(turn) == hex_trace(server) != TRACE_ID
