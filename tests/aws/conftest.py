@@ -10,7 +10,10 @@ TurnFunction's handler, as Lambda would.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
+import copy
 import json
 import textwrap
 import uuid
@@ -30,11 +33,40 @@ EVENTS_DIR = Path(__file__).resolve().parents[2] / "events"
 TOKEN = "dev-token"
 TARGET_ARN = "arn:aws:lambda:us-east-1:123456789012:function:agentkit-scheduler"
 ROLE_ARN = "arn:aws:iam::123456789012:role/agentkit-scheduler-invoke"
+API_DOMAIN = "abcdef1234.execute-api.us-east-1.amazonaws.com"
 
 
 def load_event(name: str) -> dict[str, Any]:
     """A sample event from events/ (the files `sam local invoke -e` uses)."""
     return json.loads((EVENTS_DIR / name).read_text(encoding="utf-8"))
+
+
+def api_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    """The HTTP API (payload 2.0) event API Gateway would send ApiFunction for a request."""
+    event = copy.deepcopy(load_event("api/mcp-initialize.json"))
+    event["rawPath"] = path
+    event["requestContext"]["http"]["method"] = method
+    event["requestContext"]["http"]["path"] = path
+    event["headers"] = {k.lower(): v for k, v in headers.items()}
+    event["body"] = body.decode() if body else None
+    if not body:
+        event.pop("body")
+    return event
+
+
+async def invoke_api(request: Any) -> tuple[int, dict[str, str] | None, bytes]:
+    """One ApiFunction invocation (in a worker thread, as Lambda runs it) for an httpx or
+    httpx2 request: the status, headers and body of its answer, for either library's
+    `Response`. The two clients (A2A's and MCP's) each bring their own HTTP library."""
+    from agentkit.aws.handlers import api
+
+    body = await request.aread()
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    event = api_event(request.method, request.url.path, headers, body)
+    result = await asyncio.to_thread(api.handler, event, FakeContext())
+    raw = result.get("body") or ""
+    data = base64.b64decode(raw) if result.get("isBase64Encoded") else raw.encode()
+    return result["statusCode"], result.get("headers"), data
 
 
 @dataclass

@@ -5,29 +5,21 @@ send returns at once, TurnFunction runs the turn, and `GetTask` reads the comple
 from __future__ import annotations
 
 import asyncio
-import base64
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
 
-from agentkit.aws.handlers import api
 from agentkit.models.scripted import Step
-from tests.aws.conftest import TOKEN, FakeContext, Stack, script
-from tests.aws.test_mcp_endpoint import DOMAIN, to_event
+from tests.aws.conftest import API_DOMAIN, TOKEN, Stack, invoke_api, script
 
 
 class LambdaTransport(httpx.AsyncBaseTransport):
     """Every request becomes one ApiFunction invocation."""
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
-        event = to_event(request.method, request.url.path, headers, body)
-        result = await asyncio.to_thread(api.handler, event, FakeContext())
-        raw = result.get("body") or ""
-        data = base64.b64decode(raw) if result.get("isBase64Encoded") else raw.encode()
-        return httpx.Response(result["statusCode"], headers=result.get("headers"), content=data)
+        status, headers, content = await invoke_api(request)
+        return httpx.Response(status, headers=headers, content=content)
 
 
 def test_a_task_across_invocations(aws_stack: Stack) -> None:
@@ -38,8 +30,8 @@ def test_a_task_across_invocations(aws_stack: Stack) -> None:
         async with httpx.AsyncClient(
             transport=LambdaTransport(), headers=headers, timeout=60
         ) as http:
-            card = await A2ACardResolver(http, f"https://{DOMAIN}").get_agent_card()
-            assert card.supported_interfaces[0].url == f"https://{DOMAIN}/v1/a2a"
+            card = await A2ACardResolver(http, f"https://{API_DOMAIN}").get_agent_card()
+            assert card.supported_interfaces[0].url == f"https://{API_DOMAIN}/v1/a2a"
             assert card.security_schemes["bearerAuth"].http_auth_security_scheme.scheme
             config = ClientConfig(httpx_client=http, streaming=False, polling=True)
             client = ClientFactory(config).create(card)

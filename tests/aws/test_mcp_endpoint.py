@@ -10,10 +10,8 @@ test hands the captured async invokes to TurnFunction, so `ask` answers `running
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
 import json
-from typing import Any
 
 import httpx2
 import pytest
@@ -22,35 +20,16 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentkit.aws.handlers import api
 from agentkit.models.scripted import Step
-from tests.aws.conftest import TOKEN, FakeContext, Stack, load_event, script
+from tests.aws.conftest import API_DOMAIN, TOKEN, FakeContext, Stack, invoke_api, load_event, script
 from tests.mcp.client import ERAS, call
-
-DOMAIN = "abcdef1234.execute-api.us-east-1.amazonaws.com"
-
-
-def to_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
-    event = copy.deepcopy(load_event("api/mcp-initialize.json"))
-    event["rawPath"] = path
-    event["requestContext"]["http"]["method"] = method
-    event["requestContext"]["http"]["path"] = path
-    event["headers"] = {k.lower(): v for k, v in headers.items()}
-    event["body"] = body.decode() if body else None
-    if not body:
-        event.pop("body")
-    return event
 
 
 class LambdaTransport(httpx2.AsyncBaseTransport):
     """Every request becomes one ApiFunction invocation."""
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = await request.aread()
-        headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
-        event = to_event(request.method, request.url.path, headers, body)
-        result = await asyncio.to_thread(api.handler, event, FakeContext())
-        raw = result.get("body") or ""
-        data = base64.b64decode(raw) if result.get("isBase64Encoded") else raw.encode()
-        return httpx2.Response(result["statusCode"], headers=result.get("headers"), content=data)
+        status, headers, content = await invoke_api(request)
+        return httpx2.Response(status, headers=headers, content=content)
 
 
 def lambda_client(mode: str, token: str | None = TOKEN) -> Client:
@@ -58,7 +37,8 @@ def lambda_client(mode: str, token: str | None = TOKEN) -> Client:
     http = httpx2.AsyncClient(
         transport=LambdaTransport(), headers=headers, timeout=httpx2.Timeout(60)
     )
-    return Client(streamable_http_client(f"https://{DOMAIN}/v1/mcp", http_client=http), mode=mode)
+    transport = streamable_http_client(f"https://{API_DOMAIN}/v1/mcp", http_client=http)
+    return Client(transport, mode=mode)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -117,5 +97,5 @@ def test_raw_events_405_401_and_rebound_host(aws_stack: Stack) -> None:
     assert api.handler(foreign, FakeContext())["statusCode"] == 403
 
     same_site = copy.deepcopy(sample)
-    same_site["headers"]["origin"] = f"https://{DOMAIN}"
+    same_site["headers"]["origin"] = f"https://{API_DOMAIN}"
     assert api.handler(same_site, FakeContext())["statusCode"] == 200

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.channels.github_standin import GitHubStandIn
+from tests.channels.slack_standin import SlackStandIn
 from tests.fixtures.http_server import AGENT_FILES, Served, _env
 
 CHANNEL_FILES = {
@@ -208,6 +210,22 @@ def assert_no_unexpected_traceback(served: Served) -> None:
     """Only the channel handler that fails on purpose may have logged a traceback."""
     output = served.output()
     assert "Traceback" not in output or "a failing channel handler" in output, output
+
+
+@pytest.fixture
+def slack_standin() -> Iterator[SlackStandIn]:
+    """A Slack Web API stand-in on loopback that offers `assistant.threads.setStatus`."""
+    server = SlackStandIn(status_ok=True).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def github_standin() -> Iterator[GitHubStandIn]:
+    """A GitHub REST API stand-in on loopback."""
+    server = GitHubStandIn().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ process, correctly signed deliveries, the Web API stand-ins on loopback)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -63,20 +63,6 @@ GITHUB = {
 
 
 @pytest.fixture
-def slack() -> Iterator[SlackStandIn]:
-    server = SlackStandIn(status_ok=True).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def github() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 async def host_for(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     """`make(files, kind)`: a host whose sessions live in the file store (`files`), or in
     DynamoDB on the moto server (`dynamodb`)."""
@@ -126,7 +112,7 @@ def ends_and_compactions(events: list[Any]) -> tuple[list[str], int]:
     ],
 )
 async def test_a_long_slack_thread_stays_in_one_session(
-    slack: SlackStandIn,
+    slack_standin: SlackStandIn,
     monkeypatch: pytest.MonkeyPatch,
     host_for: Any,
     kind: str,
@@ -137,7 +123,7 @@ async def test_a_long_slack_thread_stays_in_one_session(
     # the turns are dropped at close rather than retried against a server already gone.
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
     monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
-    monkeypatch.setenv("SLACK_API_URL", slack.url)
+    monkeypatch.setenv("SLACK_API_URL", slack_standin.url)
     host, http = await host_for(SLACK, kind)
     root = "1700000100.000100"
     sessions: set[str] = set()
@@ -154,7 +140,7 @@ async def test_a_long_slack_thread_stays_in_one_session(
     ends, compactions = ends_and_compactions(list(await host.store.read(sid)))
     assert ends == ["turn.completed"] * mentions
     assert compactions >= mentions // 6
-    replies = [p for p in slack.posts() if p.args.get("thread_ts") == root]
+    replies = [p for p in slack_standin.posts() if p.args.get("thread_ts") == root]
     assert replies, "the agent never answered in the thread"
 
 
@@ -169,13 +155,13 @@ async def test_a_long_slack_thread_stays_in_one_session(
     ],
 )
 async def test_a_pr_woken_by_50_pushes_stays_in_one_session(
-    github: GitHubStandIn,
+    github_standin: GitHubStandIn,
     monkeypatch: pytest.MonkeyPatch,
     host_for: Any,
     kind: str,
     pushes: int,
 ) -> None:
-    monkeypatch.setenv("GITHUB_API_URL", github.url)
+    monkeypatch.setenv("GITHUB_API_URL", github_standin.url)
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_long_pr_token")
     host, http = await host_for(GITHUB, kind)
     sessions: set[str] = set()

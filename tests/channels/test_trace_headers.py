@@ -30,20 +30,6 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[TracerProvider]:
     provider.shutdown()
 
 
-@pytest.fixture
-def slack() -> Iterator[SlackStandIn]:
-    server = SlackStandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def github() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
 def trace_id_of(traceparent: str) -> str:
     version, trace_id, _span_id, _flags = traceparent.split("-")
     assert version == "00"
@@ -57,21 +43,21 @@ async def post_to_slack(slack: SlackStandIn) -> None:
 
 
 def test_slack_calls_carry_the_spans_traceparent(
-    provider: TracerProvider, slack: SlackStandIn
+    provider: TracerProvider, slack_standin: SlackStandIn
 ) -> None:
     with provider.get_tracer("test").start_as_current_span("turn") as span:
-        asyncio.run(post_to_slack(slack))
+        asyncio.run(post_to_slack(slack_standin))
     trace_id = format(span.get_span_context().trace_id, "032x")
-    posts = slack.posts()
+    posts = slack_standin.posts()
     assert len(posts) == 2
     assert [trace_id_of(p.headers["traceparent"]) for p in posts] == [trace_id, trace_id]
     assert all(p.headers["authorization"] == "Bearer xoxb-trace-token" for p in posts)
 
 
-def test_slack_calls_send_no_traceparent_with_tracing_off(slack: SlackStandIn) -> None:
+def test_slack_calls_send_no_traceparent_with_tracing_off(slack_standin: SlackStandIn) -> None:
     assert trace._TRACER_PROVIDER is None
-    asyncio.run(post_to_slack(slack))
-    posts = slack.posts()
+    asyncio.run(post_to_slack(slack_standin))
+    posts = slack_standin.posts()
     assert len(posts) == 2
     assert all("traceparent" not in p.headers for p in posts)
 
@@ -82,19 +68,19 @@ async def comment_on_github(github: GitHubStandIn) -> None:
 
 
 def test_github_calls_carry_the_spans_traceparent(
-    provider: TracerProvider, github: GitHubStandIn
+    provider: TracerProvider, github_standin: GitHubStandIn
 ) -> None:
     with provider.get_tracer("test").start_as_current_span("turn") as span:
-        asyncio.run(comment_on_github(github))
-    [sent] = github.requests
+        asyncio.run(comment_on_github(github_standin))
+    [sent] = github_standin.requests
     assert trace_id_of(sent.headers["traceparent"]) == format(
         span.get_span_context().trace_id, "032x"
     )
     assert sent.headers["authorization"] == "Bearer ghs_trace"
 
 
-def test_github_calls_send_no_traceparent_with_tracing_off(github: GitHubStandIn) -> None:
+def test_github_calls_send_no_traceparent_with_tracing_off(github_standin: GitHubStandIn) -> None:
     assert trace._TRACER_PROVIDER is None
-    asyncio.run(comment_on_github(github))
-    [sent] = github.requests
+    asyncio.run(comment_on_github(github_standin))
+    [sent] = github_standin.requests
     assert "traceparent" not in sent.headers

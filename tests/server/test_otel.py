@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from agentkit.server.auth import bearer_principal_id
-from tests.fixtures.http_server import SLUG, Served, write_agent
+from tests.fixtures.http_server import AGENT_FILES, SLUG, Served, write_agent
 from tests.server.helpers import dump, of_type, read_stream, turn_ends
 from tests.server.otlp_receiver import Receiver, SpanRecord, run_receiver
 
@@ -66,19 +66,7 @@ FILES = {
         agent = define_agent(description="Background research on cities.")
     """,
     "agent/subagents/researcher/instructions.md": "You research cities.\n",
-    "agent/tools/get_weather.py": """
-        from pydantic import BaseModel
-        from agentkit import ToolContext, define_tool
-
-
-        class WeatherInput(BaseModel):
-            city: str
-
-
-        @define_tool(description="Get the current weather for a city.")
-        async def get_weather(input: WeatherInput, ctx: ToolContext) -> dict:
-            return {"city": input.city, "tempC": 21}
-    """,
+    "agent/tools/get_weather.py": AGENT_FILES["agent/tools/get_weather.py"],
     "agent/tools/otel_modules.py": """
         import sys
         from pydantic import BaseModel
@@ -110,19 +98,9 @@ FILES = {
         async def broken(input: Empty, ctx: ToolContext) -> dict:
             raise RuntimeError("the broken tool broke")
     """,
-    "agent/tools/wipe_notes.py": """
-        from pydantic import BaseModel
-        from agentkit import ToolContext, define_tool
-
-
-        class WipeInput(BaseModel):
-            folder: str = "notes"
-
-
-        @define_tool(description="Delete every note in a folder.", needs_approval=True)
-        async def wipe_notes(input: WipeInput, ctx: ToolContext) -> dict:
-            return {"wiped": input.folder}
-    """,
+    "agent/tools/wipe_notes.py": AGENT_FILES["agent/tools/wipe_notes.py"],
+    # Unlike the shared slow job, this one ends as soon as the turn is stopped, so a stop
+    # is not held up by the running tools' stop grace.
     "agent/tools/slow_job.py": """
         import asyncio
         import os
