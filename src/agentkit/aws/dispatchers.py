@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class RunsTurns(Protocol):
@@ -14,6 +14,13 @@ class RunsTurns(Protocol):
     async def run_turn(self, session_id: str, turn_id: str) -> object: ...
 
     async def run_eval(self, run_id: str) -> object: ...
+
+
+@runtime_checkable
+class DispatchesEvals(Protocol):
+    """A dispatcher that can hand an eval run on too (both of this module's can)."""
+
+    async def dispatch_eval(self, run_id: str) -> None: ...
 
 
 class LambdaDispatcher:

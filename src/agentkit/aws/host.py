@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkit.authoring.contexts import HostServices, SessionInfo
-from agentkit.aws.dispatchers import InlineDispatcher, LambdaDispatcher
+from agentkit.aws.dispatchers import DispatchesEvals, InlineDispatcher, LambdaDispatcher
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
 from agentkit.engine.fanout import Fanout
@@ -419,10 +419,9 @@ class AwsHost:
         return self._eval_runs
 
     async def _launch_eval(self, run_id: str) -> None:
-        dispatch_eval = getattr(self.dispatcher, "dispatch_eval", None)
-        if dispatch_eval is None:
+        if not isinstance(self.dispatcher, DispatchesEvals):
             raise RuntimeError("this host's dispatcher cannot hand off eval runs")
-        await dispatch_eval(run_id)
+        await self.dispatcher.dispatch_eval(run_id)
 
     async def run_eval(self, run_id: str) -> bool:
         """TurnFunction: run a started eval run; False for an unknown or repeated one."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentkit.authoring.contexts import HostServices
+from agentkit.engine.service import AgentService
 from agentkit.scheduling.catch_up import SlotLedger, describe_schedules
 from agentkit.scheduling.reminders import ReminderService
 from agentkit.scheduling.schedules import (
@@ -38,7 +39,7 @@ class LocalScheduling:
     def __init__(
         self,
         store: Any,
-        service: Any,
+        service: AgentService,
         *,
         definitions: Any = None,
         host: HostServices | None = None,
@@ -56,7 +57,7 @@ class LocalScheduling:
                 self.dispatcher,
                 self.timer,
                 self.ledger,
-                getattr(getattr(service, "ports", None), "switch", None),
+                service.switch,
             )
             if schedules_enabled(dev=dev, no_schedules=not schedules)
             else None
