@@ -162,3 +162,19 @@ def test_a_stream_of_a_message_with_a_lone_surrogate_runs_to_its_end(
     last = _frames(r)[-1]["result"]
     assert last["final"] is True
     assert last["status"]["state"] in ("completed", "failed")
+
+
+def test_an_ag_ui_thread_id_a_store_cannot_key_is_a_400(client: httpx.Client) -> None:
+    # A real run: a user message, so the thread id would key a session (the DynamoDB store
+    # refuses control characters in a key; every store gets the same 400 before it).
+    message = '{"id": "m1", "role": "user", "content": "hello"}'
+    body = '{"threadId": "a\\u0000b", "runId": "r1", "messages": [' + message + '], "state": null, '
+    body += '"tools": [], "context": [], "forwardedProps": null}'
+    r = client.post("/v1/ag-ui", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400, r.text
+    # AG-UI refuses in its own stream shape: one RUN_ERROR event.
+    [line] = [x for x in r.text.splitlines() if x.startswith("data: ")]
+    event = json.loads(line.removeprefix("data: "))
+    assert event["type"] == "RUN_ERROR"
+    assert event["code"] == "invalid_input"
+    assert event["message"] == "threadId must have no control characters"

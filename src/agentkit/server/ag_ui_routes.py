@@ -27,6 +27,7 @@ from agentkit.server.options import AgentMount, ServerOptions
 from agentkit.server.protocol_stream import (
     send_to_thread,
     sse_error_responses,
+    thread_key,
     translated,
     turn_start,
 )
@@ -130,6 +131,7 @@ def _parse(body: bytes) -> RunAgentInput:
         ) from None
     if not run.thread_id or len(run.thread_id) > MAX_ID or len(run.run_id) > MAX_ID:
         raise BadRequest(f"threadId and runId must be 1-{MAX_ID} characters", code="invalid_input")
+    thread_key(run.thread_id, "threadId")
     return run
 
 
