@@ -105,8 +105,7 @@ async def fork_session(
         drafts = [draft(head)]
         drafts += [_copy(ev, record, rt.manifest, turns) for ev in prefix]
         drafts += _step_ends(prefix, original[at_index + 1 :], turns)
-        recorder = rt.ports.recorder(record, lease_holder=holder)
-        recorder.counted = False
+        recorder = rt.ports.recorder(record, lease_holder=holder, counted=False)
         copied = await recorder.append(drafts)
         carried = await _end_cut_turns(rt.ports, record, copied, at_index, holder)
         event_metrics.approvals_carried(carried)
@@ -180,9 +179,7 @@ async def _end_cut_turns(
         ]
         if record.mode == "chat":
             payloads.append(SessionWaiting())
-        recorder = ports.recorder(record, turn_id, holder)
-        recorder.counted = False
-        await recorder.emit(*payloads)
+        await ports.recorder(record, turn_id, holder, counted=False).emit(*payloads)
     return carried
 
 

@@ -75,9 +75,16 @@ class SessionPorts:
         self._records: dict[str, SessionRecord] = {}
 
     def recorder(
-        self, record: SessionRecord, turn_id: str | None = None, lease_holder: str | None = None
+        self,
+        record: SessionRecord,
+        turn_id: str | None = None,
+        lease_holder: str | None = None,
+        *,
+        counted: bool = True,
     ) -> Recorder:
-        return Recorder(self.store, record, self.fanout, turn_id, lease_holder)
+        """The recorder of `record`'s events; `counted=False` keeps them out of the metrics
+        (a fork's copy of history, `engine.event_metrics`)."""
+        return Recorder(self.store, record, self.fanout, turn_id, lease_holder, counted=counted)
 
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""

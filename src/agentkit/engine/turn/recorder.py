@@ -38,6 +38,8 @@ class Recorder:
         fanout: Fanout | None,
         turn_id: str | None = None,
         lease_holder: str | None = None,
+        *,
+        counted: bool = True,
     ) -> None:
         self.store = store
         # When set, every append is fenced by this lease (`LeaseLost` once it is gone).
@@ -47,7 +49,7 @@ class Recorder:
         self.turn_id = turn_id
         self.log: list[Event] | None = None  # when set, every recorded event lands here too
         # False for a fork's copy of history: what it records happened once already.
-        self.counted = True
+        self.counted = counted
 
     async def emit(self, *payloads: Payload) -> list[Event]:
         """Append payloads as one contiguous batch; returns the recorded events."""
