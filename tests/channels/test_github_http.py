@@ -37,13 +37,6 @@ def github_api() -> Iterator[GitHubStandIn]:
 
 
 @pytest.fixture
-def own_standin() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def standin(github_api: GitHubStandIn) -> GitHubStandIn:
     """The module's GitHub stand-in, with nothing recorded yet."""
     github_api.reset()
@@ -138,11 +131,11 @@ def listed(url: str) -> list[dict]:
 
 
 def test_pull_request_opened_gets_a_review_comment(
-    serve_channels, own_standin: GitHubStandIn, channel_env
+    serve_channels, github_standin: GitHubStandIn, channel_env
 ) -> None:
     # A server and stand-in of its own: the one 502 must meet this test's first comment,
     # not a late reply of another test's turn on the shared server.
-    standin = own_standin
+    standin = github_standin
     Path(channel_env["GATE_FILE"]).touch()
     github = serve_channels(
         "--dev", env={"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": standin.url}

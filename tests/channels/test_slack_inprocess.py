@@ -5,7 +5,7 @@ turn could not start runs it, and a budget question is answered with the buttons
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -28,20 +28,13 @@ from tests.channels.slack_standin import SlackStandIn
 
 
 @pytest.fixture
-def standin() -> Iterator[SlackStandIn]:
-    server = SlackStandIn(status_ok=True).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 async def make_host(
-    tmp_path: Path, standin: SlackStandIn, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, slack_standin: SlackStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Callable[[dict[str, str]], Awaitable[LocalHost]]]:
     """`await make_host(files)`: a started host of the helpdesk project with `files`."""
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
     monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
-    monkeypatch.setenv("SLACK_API_URL", standin.url)
+    monkeypatch.setenv("SLACK_API_URL", slack_standin.url)
     monkeypatch.setenv("RESTART_LOG", str(tmp_path / "restarts.log"))
     started: list[LocalHost] = []
 
@@ -87,7 +80,7 @@ async def test_a_retry_of_an_event_whose_turn_could_not_start_runs_it(make_host)
     assert terminal == ["turn.failed", "turn.completed"]
 
 
-async def test_a_budget_approval_is_answered_with_the_buttons(make_host, standin) -> None:
+async def test_a_budget_approval_is_answered_with_the_buttons(make_host, slack_standin) -> None:
     # A turn may spend 300 tokens. The offline model's first step here spends 213 and the
     # next is estimated at as much again, so the turn parks before its second step; one
     # approval doubles what it may spend, enough to finish.
@@ -100,7 +93,7 @@ async def test_a_budget_approval_is_answered_with_the_buttons(make_host, standin
         sent = await http.post("/v1/channels/slack/events", content=body, headers=headers)
         sid = sent.json()["sessionId"]
         [ask] = await eventually(
-            lambda: [p for p in standin.posts() if "blocks" in p.args], "the approval buttons"
+            lambda: [p for p in slack_standin.posts() if "blocks" in p.args], "the approval buttons"
         )
         assert ask.args["thread_ts"] == ts and "`budget`" in ask.args["text"]
         # The reason is shown to the approver beside the buttons.
@@ -129,6 +122,7 @@ async def test_a_budget_approval_is_answered_with_the_buttons(make_host, standin
         assert resolved == [{**resolved[0], "callId": call_id, "decision": "approve"}]
         # The answer reaches the thread once the approved turn has finished.
         replies = await eventually(
-            lambda: [p for p in standin.posts() if "tempC" in p.args.get("text", "")], "the reply"
+            lambda: [p for p in slack_standin.posts() if "tempC" in p.args.get("text", "")],
+            "the reply",
         )
         assert [r.args["thread_ts"] for r in replies] == [ts]
