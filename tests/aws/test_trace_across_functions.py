@@ -1,6 +1,8 @@
 """One trace across the deployed functions, through their real handlers on moto: an API
 Gateway event with a `traceparent` into ApiFunction, the payload it dispatches into
-TurnFunction, and the turn's `invoke_agent` span in the caller's trace, under the HTTP span.
+TurnFunction, and the turn's `invoke_agent` span in the caller's trace, under the HTTP span;
+then the events table's stream, read through the Streams API, into HooksFunction, whose
+`deliver_hooks` span joins the same trace.
 
 The tracer provider is the test's own, with an in-memory exporter, installed for the test
 only (the API's global and the engine's cached tracer are restored after it), so the rest of
@@ -8,6 +10,7 @@ this process stays untraced."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agentkit.aws.handlers import api
+from agentkit.aws.handlers import api, hooks
 from agentkit.engine import telemetry
 from agentkit.models.scripted import Step
 from agentkit.version import __version__
@@ -96,3 +99,65 @@ def test_without_a_traceparent_the_turn_still_joins_the_requests_own_trace(
     [turn] = [s for s in finished if s.name.startswith("invoke_agent")]
     assert server.parent is None
     assert hex_trace(turn) == hex_trace(server) != TRACE_ID
+
+
+def test_hooks_are_delivered_in_the_trace_of_the_turn_that_recorded_the_events(
+    aws_stack: Stack, spans: InMemorySpanExporter
+) -> None:
+    script(aws_stack, Step.text("Traced."))
+    create_session(TRACEPARENT)
+    [payload] = aws_stack.dispatcher.payloads
+    aws_stack.run_turns()
+    records = aws_stack.stream_records()
+    assert all("traceContext" in r["dynamodb"]["NewImage"] for r in records)
+
+    assert hooks.handler({"Records": records}, FakeContext()) == {"batchItemFailures": []}
+    delivered = [c["index"] for c in aws_stack.hook_calls()]
+    assert delivered == list(range(len(records)))
+
+    finished = spans.get_finished_spans()
+    deliveries = [s for s in finished if s.name == "deliver_hooks"]
+    assert deliveries and {hex_trace(s) for s in deliveries} == {TRACE_ID}
+    recorded_in = {s.context.span_id for s in finished if s.context}
+    assert all(s.parent is not None and s.parent.span_id in recorded_in for s in deliveries)
+    # One delivery for the session's one turn, with the events around it.
+    [delivery] = deliveries
+    assert delivery.attributes is not None
+    assert delivery.attributes["agentkit.hooks.events"] == len(records)
+    assert delivery.attributes["agentkit.turn.id"] == payload["turnId"]
+    assert delivery.attributes["gen_ai.conversation.id"] == payload["sessionId"]
+
+
+def test_each_turn_of_a_batch_is_delivered_in_its_own_trace(
+    aws_stack: Stack, spans: InMemorySpanExporter
+) -> None:
+    script(aws_stack, Step.text("One."), Step.text("Two."))
+    created = json.loads(create_session(TRACEPARENT)["body"])
+    aws_stack.run_turns()
+    other_trace = "0af7651916cd43dd8448eb211c80319c"
+    event = load_event("api/follow-up.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = (
+        f"/v1/session/{created['sessionId']}"
+    )
+    event["body"] = json.dumps({"continuationToken": created["continuationToken"], "message": "2?"})
+    event["headers"]["traceparent"] = f"00-{other_trace}-{CALLER_SPAN}-01"
+    assert api.handler(event, FakeContext())["statusCode"] == 200
+    aws_stack.run_turns()
+
+    records = aws_stack.stream_records()  # both turns in one batch
+    assert hooks.handler({"Records": records}, FakeContext()) == {"batchItemFailures": []}
+    deliveries = [s for s in spans.get_finished_spans() if s.name == "deliver_hooks"]
+    assert [hex_trace(s) for s in deliveries] == [TRACE_ID, other_trace]
+    assert sum(int(str((s.attributes or {})["agentkit.hooks.events"])) for s in deliveries) == len(
+        records
+    )
+
+
+def test_untraced_events_carry_no_trace_context(aws_stack: Stack) -> None:
+    script(aws_stack, Step.text("Not traced."))
+    create_session(TRACEPARENT)
+    aws_stack.run_turns()
+    records = aws_stack.stream_records()
+    assert records and not any("traceContext" in r["dynamodb"]["NewImage"] for r in records)
+    assert hooks.handler({"Records": records}, FakeContext()) == {"batchItemFailures": []}
+    assert len(aws_stack.hook_calls()) == len(records)

@@ -27,6 +27,7 @@ from agentkit.aws.dispatchers import DispatchesEvals, InlineDispatcher, LambdaDi
 from agentkit.aws.settings import AwsSettings
 from agentkit.aws.timer import EventBridgeTimer
 from agentkit.engine.fanout import Fanout
+from agentkit.engine.trace_context import carrier
 from agentkit.events import Event, EventType
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.reminders import ReminderService
@@ -114,6 +115,7 @@ class AwsHost:
             client=self._lazy_client("dynamodb"),
             max_poll_interval=max(settings.stream_poll_max, 0.05),
             blobs=self._blobs(settings),
+            trace_carrier=carrier,  # HooksFunction continues each event's trace
         )
         self.timer = EventBridgeTimer(
             self._lazy_client("scheduler"),

@@ -11,6 +11,8 @@ variables, are in docs/observability.md:
   approval the turn parks on is a span event, an interrupt ends it with its reason.
 - `chat {model}` per model call: model, token usage, finish reasons, time to first chunk.
 - `execute_tool {tool}` per tool call: tool name, call id, error status.
+- `deliver_hooks` per turn's events handed to the hooks by HooksFunction, in the trace that
+  recorded them (their items carry its context across the DynamoDB Streams hop).
 - the GenAI client metrics of each model call (`gen_ai.client.token.usage`,
   `gen_ai.client.operation.duration`), once a host installs a meter provider.
 
@@ -461,15 +463,60 @@ def _tool_span(name: str, call_id: str, arguments: dict[str, Any]) -> Iterator[T
         yield ToolSpan(span)
 
 
+# ---- hook deliveries ----------------------------------------------------------------
+
+
+class HookSpan(_Handle):
+    """The `deliver_hooks` span of one turn's events in a hook batch."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span if span is not None and span.is_recording() else None
+
+    def failed(self, count: int) -> None:
+        """`count` hook calls raised: recorded, never raised (hooks only observe)."""
+        if self.span is not None and count:
+            self.span.set_attribute("agentkit.hooks.failures", count)
+            self.span.set_status(Status(StatusCode.ERROR, f"{count} hook call(s) failed"))
+            self.span.set_attribute("error.type", "hook_error")
+
+
+NO_HOOKS = HookSpan(None)
+
+
+def hook_span(
+    conversation_id: str, turn_id: str | None, events: int
+) -> AbstractContextManager[HookSpan]:
+    """`deliver_hooks` around handing `events` events of one turn to the hooks."""
+    if not enabled():
+        return NO_HOOKS
+    return _hook_span(conversation_id, turn_id, events)
+
+
+@contextmanager
+def _hook_span(conversation_id: str, turn_id: str | None, events: int) -> Iterator[HookSpan]:
+    attributes: dict[str, Any] = {
+        "gen_ai.conversation.id": conversation_id,
+        "agentkit.hooks.events": events,
+    }
+    if turn_id is not None:
+        attributes["agentkit.turn.id"] = turn_id
+    with _active("deliver_hooks", SpanKind.CONSUMER, attributes) as span:
+        yield HookSpan(span)
+
+
 __all__ = [
     "NO_SPAN",
     "AgentSpan",
     "ChatSpan",
+    "HookSpan",
     "ToolSpan",
     "agent_span",
     "capture_content",
     "chat_span",
     "enabled",
+    "hook_span",
     "metrics_enabled",
     "split_model",
     "tool_span",

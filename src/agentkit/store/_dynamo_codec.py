@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 from agentkit.errors import InvalidId, StoreError
@@ -33,6 +34,8 @@ from agentkit.store._dynamo_schema import (
 from agentkit.store.ids import created_ms, encode_cursor
 
 Item = dict[str, Any]
+# The trace context an event was recorded in (see `event_item`).
+TRACE_ATTRIBUTE = "traceContext"
 
 # DynamoDB's item limit is 400 KB including attribute names; stay well below it.
 INLINE_DATA_MAX_BYTES = 300_000
@@ -237,13 +240,20 @@ def chunk_items(session_id: str, blob_id: str, payload: bytes) -> list[Item]:
 
 
 def event_item(
-    d: EventDraft, session_id: str, index: int, payload: bytes, blob_id: str | None, writer: str
+    d: EventDraft,
+    session_id: str,
+    index: int,
+    payload: bytes,
+    blob_id: str | None,
+    writer: str,
+    trace: Mapping[str, str] | None = None,
 ) -> Item:
     """The item of one event: inline JSON data, or a reference to its chunk items.
 
     `writer` is unique to one `append` call: when a put that did succeed is retried (its
     reply was lost) and then fails its condition, the item in the way carries our own
-    `writer`, which tells a lost reply from a lost race.
+    `writer`, which tells a lost reply from a lost race. `trace` (W3C headers, only when
+    tracing is on) rides along to the stream consumer, which delivers hooks in that trace.
     """
     item: Item = {
         **event_key(session_id, index),
@@ -252,6 +262,8 @@ def event_item(
         "at": s(d.at),
         "writer": s(writer),
     }
+    if trace:
+        item[TRACE_ATTRIBUTE] = {"M": {k: s(v) for k, v in trace.items()}}
     if d.turn_id is not None:
         item["turnId"] = s(d.turn_id)
     if blob_id is None:
@@ -262,6 +274,12 @@ def event_item(
         item["bytes"] = n(len(payload))
         item["sha256"] = s(hashlib.sha256(payload).hexdigest())
     return item
+
+
+def trace_context(item: Item) -> dict[str, str]:
+    """The W3C headers an event item was recorded under (empty when it was not traced)."""
+    value = item.get(TRACE_ATTRIBUTE, {}).get("M", {})
+    return {k: v["S"] for k, v in value.items() if isinstance(v, dict) and "S" in v}
 
 
 def deleted_item(session_id: str, index: int, expires_at: float) -> Item:

@@ -7,7 +7,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentkit.errors import LeaseLost, SessionNotFound, StoreError
@@ -44,6 +44,8 @@ class DynamoEvents(SessionOps):
     _gates: Gates
     # Where payloads over `LARGE_PAYLOAD_BYTES` go (S3, or chunk items of the events table).
     blobs: BlobStore
+    # The current trace context as W3C headers, stored on each event item (see `dynamodb.py`).
+    _trace_carrier: Callable[[], Mapping[str, str]] | None
 
     async def append(
         self, session_id: str, drafts: Sequence[EventDraft], *, lease_holder: str | None = None
@@ -92,9 +94,10 @@ class DynamoEvents(SessionOps):
         deadline = time.monotonic() + APPEND_GIVE_UP_SECONDS
         attempt = 0
         writer = uuid.uuid4().hex
+        trace = self._trace_carrier() if self._trace_carrier is not None else None
         while True:
             items = [
-                codec.event_item(d, session_id, index + i, payload, blob, writer)
+                codec.event_item(d, session_id, index + i, payload, blob, writer, trace)
                 for i, (d, payload, blob) in enumerate(group)
             ]
             existing = await self._put_new(items, self._lease_check(session_id, lease_holder))

@@ -55,3 +55,9 @@ def chunk_query(table: str, part: str, start: dict[str, Any] | None) -> dict[str
     if start:
         kwargs["ExclusiveStartKey"] = start
     return kwargs
+
+
+def stream_trace_context(image: dict[str, Any]) -> dict[str, str]:
+    """The W3C headers (`traceparent`, `tracestate`) the event in a stream record's
+    `NewImage` was recorded under; empty when it was recorded with tracing off."""
+    return codec.trace_context(image)

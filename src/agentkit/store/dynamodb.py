@@ -4,7 +4,9 @@ Tables (names from `DynamoDBSettings`; key constants in `_dynamo_schema`, re-exp
 so the SAM template and `AwsHost` use them as they are)
 
     events table   key (sessionId S, index N), stream NEW_IMAGE, TTL on `expiresAt`
-      (ses_…, i)                     kind=event: type, at, turnId?, data (the JSON of the
+      (ses_…, i)                     kind=event: type, at, turnId?, traceContext? (the
+                                     W3C headers it was recorded under, when traced),
+                                     data (the JSON of the
                                      payload, large values as blob references) -- or, as
                                      earlier versions wrote events over 300 KB,
                                      blob, chunks, bytes, sha256 instead of data
@@ -75,7 +77,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentkit.errors import StoreError
@@ -109,7 +111,7 @@ from agentkit.store._dynamo_schema import (
     events_table_definition,
     sessions_table_definition,
 )
-from agentkit.store._dynamo_stream import chunk_query, read_stream_event
+from agentkit.store._dynamo_stream import chunk_query, read_stream_event, stream_trace_context
 from agentkit.store._offload import offload
 from agentkit.store.blobs import BlobStore
 from agentkit.store.ids import validate_session_id
@@ -136,6 +138,7 @@ __all__ = [
     "make_client",
     "read_stream_event",
     "sessions_table_definition",
+    "stream_trace_context",
 ]
 
 DELETED_RETENTION_SECONDS = 7 * 24 * 3600
@@ -172,8 +175,12 @@ class DynamoDBStore(DynamoEvents):
         poll_interval: float = 0.05,
         max_poll_interval: float = 0.5,
         blobs: BlobStore | None = None,
+        trace_carrier: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.settings = settings or DynamoDBSettings.from_env()
+        # The host's tracing hook: each event item carries the context it was recorded in,
+        # so the stream consumer (HooksFunction) continues that trace.
+        self._trace_carrier = trace_carrier
         self._owns_client = client is None
         caller = Caller(client if client is not None else make_client(self.settings))
         super().__init__(caller, self.settings.sessions_table, clock)
