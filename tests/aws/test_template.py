@@ -498,51 +498,130 @@ def test_scheduler_function_sweeps_stranded_turns_on_a_rate_schedule(
     assert re.fullmatch(r"rate\(\d+ minutes?\)", sweeps[0]["ScheduleExpression"])
 
 
-def _resolve(value: Any, conditions: dict[str, bool], params: dict[str, str]) -> Any:
-    """Evaluates the !If and !Ref of a function's environment as CloudFormation would."""
+def _value(value: Any, params: dict[str, str]) -> Any:
+    return params.get(value["Ref"], value) if isinstance(value, dict) and "Ref" in value else value
+
+
+def _condition(template: dict[str, Any], expr: Any, params: dict[str, str]) -> bool:
+    """A condition of the template evaluated as CloudFormation would, for `params`."""
+    if isinstance(expr, str):
+        return _condition(template, template["Conditions"][expr], params)
+    [(op, args)] = expr.items()
+    if op == "Condition":
+        return _condition(template, args, params)
+    if op == "Equals":
+        return bool(_value(args[0], params) == _value(args[1], params))
+    if op == "Not":
+        return not _condition(template, args[0], params)
+    if op == "Or":
+        return any(_condition(template, a, params) for a in args)
+    raise AssertionError(f"no evaluation for {op}")
+
+
+def _resolve(value: Any, template: dict[str, Any], params: dict[str, str]) -> Any:
+    """Evaluates the !If and !Ref of a property as CloudFormation would."""
     if isinstance(value, dict) and set(value) == {"If"}:
         name, when_true, when_false = value["If"]
-        return _resolve(when_true if conditions[name] else when_false, conditions, params)
-    if isinstance(value, dict) and set(value) == {"Ref"}:
-        return params.get(value["Ref"], value)
-    return value
+        chosen = when_true if _condition(template, name, params) else when_false
+        return _resolve(chosen, template, params)
+    return _value(value, params)
+
+
+def _otel_params(endpoint: str = "", layer: str = "") -> dict[str, str]:
+    return {
+        "OtlpEndpoint": endpoint,
+        "OtelCollectorLayerArn": layer,
+        "AWS::StackName": "stack",
+        "AWS::NoValue": "<none>",
+    }
 
 
 def _function_environments(
-    template: dict[str, Any], export: bool, endpoint: str
+    template: dict[str, Any], params: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """Each function's variables (Globals merged with its own), OTEL_* resolved."""
-    params = {"OtlpEndpoint": endpoint, "AWS::StackName": "stack", "AWS::NoValue": "<none>"}
-    conditions = {"ExportOtlp": export}
     base = template["Globals"]["Function"]["Environment"]["Variables"]
     out: dict[str, dict[str, Any]] = {}
     for name, fn in resources(template, "AWS::Serverless::Function").items():
         own = fn["Properties"].get("Environment", {}).get("Variables", {})
         merged = {**base, **own}
         resolved = {
-            k: _resolve(v, conditions, params) for k, v in merged.items() if k.startswith("OTEL_")
+            k: _resolve(v, template, params) for k, v in merged.items() if k.startswith("OTEL_")
         }
         out[name] = {k: v for k, v in resolved.items() if v != "<none>"}
     return out
 
 
+def _function_layers(template: dict[str, Any], params: dict[str, str]) -> dict[str, list[Any]]:
+    """Each function's layers as SAM gives them: the Globals' followed by its own."""
+    base = template["Globals"]["Function"].get("Layers", [])
+    out: dict[str, list[Any]] = {}
+    for name, fn in resources(template, "AWS::Serverless::Function").items():
+        layers = [_resolve(x, template, params) for x in base + fn["Properties"].get("Layers", [])]
+        out[name] = [x for x in layers if x != "<none>"]
+    return out
+
+
 def test_otlp_export_is_off_by_default(template: dict[str, Any]) -> None:
-    param = template["Parameters"]["OtlpEndpoint"]
-    assert param["Default"] == ""
-    assert template["Conditions"]["ExportOtlp"] == {
-        "Not": [{"Equals": [{"Ref": "OtlpEndpoint"}, ""]}]
-    }
-    envs = _function_environments(template, export=False, endpoint="")
+    for name in ("OtlpEndpoint", "OtelCollectorLayerArn"):
+        assert template["Parameters"][name]["Default"] == ""
+    envs = _function_environments(template, _otel_params())
     assert set(envs) >= {"ApiFunction", "TurnFunction", "HooksFunction", "SchedulerFunction"}
     assert all(env == {} for env in envs.values()), envs
+    layers = _function_layers(template, _otel_params())
+    assert all(x == [{"Ref": "DepsLayer"}] for x in layers.values()), layers
 
 
 def test_otlp_endpoint_parameter_reaches_every_function(template: dict[str, Any]) -> None:
     url = "https://collector.example.com:4318"
     assert re.fullmatch(template["Parameters"]["OtlpEndpoint"]["AllowedPattern"], url)
     assert not re.fullmatch(template["Parameters"]["OtlpEndpoint"]["AllowedPattern"], "x y")
-    for name, env in _function_environments(template, export=True, endpoint=url).items():
+    for name, env in _function_environments(template, _otel_params(endpoint=url)).items():
         assert env == {"OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_SERVICE_NAME": "stack"}, name
+
+
+COLLECTOR = "arn:aws:lambda:eu-west-1:901920570463:layer:aws-otel-collector-amd64-ver-0-117-0:1"
+
+
+def test_a_collector_layer_joins_every_function_and_receives_its_export(
+    template: dict[str, Any],
+) -> None:
+    pattern = template["Parameters"]["OtelCollectorLayerArn"]["AllowedPattern"]
+    assert re.fullmatch(pattern, COLLECTOR)
+    assert not re.fullmatch(pattern, "aws-otel-collector") and not re.fullmatch(pattern, "x y")
+    params = _otel_params(layer=COLLECTOR)
+    for name, layers in _function_layers(template, params).items():
+        assert layers == [{"Ref": "DepsLayer"}, COLLECTOR], name
+    for name, env in _function_environments(template, params).items():
+        assert env == {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318",
+            "OTEL_SERVICE_NAME": "stack",
+        }, name
+    # An endpoint of one's own wins over the collector's local one.
+    url = "https://collector.example.com:4318"
+    envs = _function_environments(template, _otel_params(endpoint=url, layer=COLLECTOR))
+    assert {env["OTEL_EXPORTER_OTLP_ENDPOINT"] for env in envs.values()} == {url}
+
+
+def test_the_collector_layers_default_export_to_x_ray_is_allowed(template: dict[str, Any]) -> None:
+    roles = {
+        fn["Properties"]["Role"]["GetAtt"].split(".")[0]
+        for fn in resources(template, "AWS::Serverless::Function").values()
+    }
+    for role in roles:
+        statements = [
+            st
+            for policy in template["Resources"][role]["Properties"]["Policies"]
+            for st in policy["PolicyDocument"]["Statement"]
+        ]
+        allowed = [_resolve(st, template, _otel_params()) for st in statements]
+        actions = {
+            a
+            for st in allowed
+            if isinstance(st, dict) and st.get("Effect") == "Allow"
+            for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+        }
+        assert {"xray:PutTraceSegments", "xray:PutTelemetryRecords"} <= actions, role
 
 
 def test_otel_layer_requirements_are_the_otel_extra() -> None:
