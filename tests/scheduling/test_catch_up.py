@@ -1,12 +1,14 @@
 """Schedules never miss silently: slots missed while `agentkit serve` was down are
 recorded, and fired by the schedule's `catch_up` policy when it starts again. On the
-manual clock, over the file store (the state `agentkit serve` keeps)."""
+manual clock, over the file store (the state `agentkit serve` keeps); each policy over the
+DynamoDB store too (on a DynamoDB-API server), where the ledger lives in the state table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -33,17 +35,28 @@ def hourly_project(root: Path, catch_up: str | None) -> Path:
 
 
 @pytest.fixture
-def started(tmp_path: Path) -> Callable[[Path, datetime], Rig]:
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The store the hosts of a test share: the file store unless a test asks for another."""
+    return str(getattr(request, "param", "files"))
+
+
+@pytest.fixture
+def started(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> Callable[[Path, datetime], Rig]:
     """`started(project, now)`: a host on the shared state, its clock at `now`."""
-    made: list[Rig] = []
+    tables: list[Any] = []
+
+    def open_store() -> Any:
+        if store_kind == "files":
+            return FileStore(tmp_path / "state")
+        factory = request.getfixturevalue("dynamodb_store_factory")
+        store = factory(settings=tables[0]) if tables else factory()
+        tables[:] = [store.settings]
+        return store
 
     def make(project: Path, now: datetime) -> Rig:
-        rig = Rig(
-            project, tmp_path, dev=False, store=FileStore(tmp_path / "state"),
-            clock=ManualClock(now),
-        )  # fmt: skip
-        made.append(rig)
-        return rig
+        return Rig(project, tmp_path, dev=False, store=open_store(), clock=ManualClock(now))
 
     return make
 
@@ -75,6 +88,7 @@ async def run_down_across_three_slots(
     return again
 
 
+@pytest.mark.parametrize("store_kind", ["files", "dynamodb"], indirect=True)
 @pytest.mark.parametrize(
     ("policy", "fired"), [("skip", []), ("once", ["04:00"]), ("all", ["02:00", "03:00", "04:00"])]
 )
