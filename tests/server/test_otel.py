@@ -321,6 +321,48 @@ def test_an_approval_wait_is_an_event_and_an_interrupt_ends_the_turn_with_its_re
     assert turn.attributes["agentkit.turn.error"] == error
 
 
+QUEUED_TRACE = "0af7651916cd43dd8448eb211c80319c"
+QUEUEING = {
+    **FILES,
+    "agent/agent.py": AGENT_PY.replace("max_steps=6)", 'max_steps=6, on_busy="queue")'),
+}
+
+
+def test_a_queued_message_starts_its_turn_in_the_trace_of_the_request_that_queued_it(
+    receiver: Receiver, served_factory: Any
+) -> None:
+    served = served_factory(_otel_env(receiver), QUEUEING)
+    with _client() as client:
+        first = client.post(
+            f"{served.url}/v1/session",
+            json={"message": "run the slow job"},
+            headers={"traceparent": f"00-{INBOUND_TRACE}-{INBOUND_SPAN}-01"},
+        ).json()
+        session_id = first["sessionId"]
+        read_stream(client, served.url, session_id, until=of_type("actions.requested"))
+        r = client.post(
+            f"{served.url}/v1/session/{session_id}",
+            json={"continuationToken": first["continuationToken"], "message": "wipe the notes"},
+            headers={"traceparent": f"00-{QUEUED_TRACE}-{INBOUND_SPAN}-01"},
+        )
+        assert r.status_code == 200, r.text
+        queued_turn = r.json()["turnId"]
+        [queued] = [
+            e for e in dump(client, served.url, session_id) if e["type"] == "message.queued"
+        ]
+        assert QUEUED_TRACE in queued["data"]["traceContext"]["traceparent"]
+        served.open_gate(session_id)  # the first turn ends, and the queued message runs
+        read_stream(client, served.url, session_id, until=of_type("action.approval_requested"))
+    spans = receiver.wait_for(_turn_span(session_id, "awaiting_approval"))
+    turns = {
+        s.attributes["agentkit.turn.id"]: s
+        for s in _named(spans, f"invoke_agent {SLUG}")
+        if s.attributes["gen_ai.conversation.id"] == session_id
+    }
+    assert turns[first["turnId"]].trace_id == INBOUND_TRACE
+    assert turns[queued_turn].trace_id == QUEUED_TRACE  # not the trace of the turn before it
+
+
 def test_content_is_recorded_only_when_asked_for(receiver: Receiver, served_factory: Any) -> None:
     served = served_factory(
         _otel_env(

@@ -10,7 +10,8 @@ interrupt anything:
   conversation, no turn id on the event) and becomes a turn once the session is idle, in
   the order queued. Whoever releases the session drains the queue: the turn runner after
   its turn, and the queuer itself right after queueing (in case the turn ended between
-  its check and its append), so no message waits on a turn that is already gone.
+  its check and its append), so no message waits on a turn that is already gone. With
+  tracing on, the queued turn continues the trace of the request that queued it.
 
 Both only use the store's lease and the event stream, so they hold across processes.
 """
@@ -23,6 +24,7 @@ from typing import Any, Literal
 
 from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts, new_turn_id
+from agentkit.engine.trace_context import carrier, continued_from
 from agentkit.errors import Conflict
 from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
@@ -109,7 +111,11 @@ async def accept_when_idle(
             await ports.record(record, [draft(received, turn_id=turn_id)])
         else:
             queued = MessageQueued(
-                queue_id=turn_id, message=message, principal=principal.id, source=source
+                queue_id=turn_id,
+                message=message,
+                principal=principal.id,
+                source=source,
+                trace_context=carrier() or None,  # its turn joins this request's trace
             )
             await ports.record(record, [draft(queued)])
     finally:
@@ -153,5 +159,7 @@ async def drain_queue(ports: SessionPorts, session_id: str) -> bool:
         await ports.record(record, [draft(received, turn_id=turn_id)])
     finally:
         await ports.store.release_lease(session_id, holder)
-    await ports.dispatcher.dispatch(session_id, turn_id)
+    # In the trace of the request that queued the message, not of the turn that drains it.
+    with continued_from(head.get("traceContext")):
+        await ports.dispatcher.dispatch(session_id, turn_id)
     return True

@@ -201,7 +201,8 @@ class MessageQueued(Payload):
     """A message for a busy session, waiting to become a turn (`on_busy="queue"`).
 
     It has no turn id and is not part of the conversation until it is accepted: its
-    `message.received` then carries the same `queueId`.
+    `message.received` then carries the same `queueId`. With tracing on, `traceContext`
+    holds the W3C headers of the request that queued it, whose trace its turn continues.
     """
 
     type = EventType.MESSAGE_QUEUED
@@ -209,6 +210,7 @@ class MessageQueued(Payload):
     message: str
     principal: str | None = None
     source: str | None = None
+    trace_context: dict[str, str] | None = None
 
 
 class TurnStarted(Payload):
