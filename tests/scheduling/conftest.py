@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from agentkit.models import resolve_model
 from agentkit.project.bundle import AgentBundle
 from agentkit.scheduling.local import LocalScheduling
 from agentkit.scheduling.timer import ManualClock
+from agentkit.store.files import FileStore
 from agentkit.store.memory import MemoryStore
 
 ALERTS = """
@@ -109,3 +111,31 @@ async def dev_rig(project: Path, tmp_path: Path) -> AsyncIterator[Rig]:
     await r.scheduling.start()
     yield r
     await r.scheduling.aclose()
+
+
+@pytest.fixture
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The store the hosts of a test share: the file store unless a test asks for another."""
+    return str(getattr(request, "param", "files"))
+
+
+@pytest.fixture
+def started(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> Callable[[Path, datetime], Rig]:
+    """`started(project, now)`: a host on state shared with the hosts started before it
+    (a file store folder, or DynamoDB tables), its clock at `now` (no dev mode)."""
+    tables: list[Any] = []
+
+    def open_store() -> Any:
+        if store_kind == "files":
+            return FileStore(tmp_path / "state")
+        factory = request.getfixturevalue("dynamodb_store_factory")
+        store = factory(settings=tables[0]) if tables else factory()
+        tables[:] = [store.settings]
+        return store
+
+    def make(project: Path, now: datetime) -> Rig:
+        return Rig(project, tmp_path, dev=False, store=open_store(), clock=ManualClock(now))
+
+    return make

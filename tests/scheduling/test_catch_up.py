@@ -8,16 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from agentkit.engine.dispatch import LocalDispatcher
-from agentkit.scheduling.timer import ManualClock
 from agentkit.server.app import create_app
 from agentkit.server.options import AgentMount, ServerOptions
-from agentkit.store.files import FileStore
 from tests.scheduling.conftest import Rig
 
 START = datetime(2030, 1, 7, 0, 30, tzinfo=UTC)  # a Monday, half past midnight
@@ -32,33 +29,6 @@ def hourly_project(root: Path, catch_up: str | None) -> Path:
         f'---\ncron: "0 * * * *"\n{policy}---\n\nWrite the hourly note.\n'
     )
     return root
-
-
-@pytest.fixture
-def store_kind(request: pytest.FixtureRequest) -> str:
-    """The store the hosts of a test share: the file store unless a test asks for another."""
-    return str(getattr(request, "param", "files"))
-
-
-@pytest.fixture
-def started(
-    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
-) -> Callable[[Path, datetime], Rig]:
-    """`started(project, now)`: a host on the shared state, its clock at `now`."""
-    tables: list[Any] = []
-
-    def open_store() -> Any:
-        if store_kind == "files":
-            return FileStore(tmp_path / "state")
-        factory = request.getfixturevalue("dynamodb_store_factory")
-        store = factory(settings=tables[0]) if tables else factory()
-        tables[:] = [store.settings]
-        return store
-
-    def make(project: Path, now: datetime) -> Rig:
-        return Rig(project, tmp_path, dev=False, store=open_store(), clock=ManualClock(now))
-
-    return make
 
 
 async def stop(rig: Rig) -> None:

@@ -11,10 +11,8 @@ from pathlib import Path
 from agentkit.engine.fleet_switch import FileSwitch
 from agentkit.scheduling._firing import SKIPPED_PAUSED
 from tests.scheduling.conftest import Rig
-from tests.scheduling.test_catch_up import START, hourly_project, sessions_of, started, stop
+from tests.scheduling.test_catch_up import START, hourly_project, sessions_of, stop
 from tests.scheduling.test_reminders import BOB, PR, pr_session, reminder_messages, settle
-
-__all__ = ["started"]  # the fixture, shared with the catch-up tests
 
 
 async def test_a_paused_sessions_reminder_skips_and_says_so(rig: Rig) -> None:
