@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aws_prices as price
-from bench_turn import ZeroLatency, setup_ours
+from bench_turn import ZeroLatency, ours_project, setup_ours
 from dynamo_meter import Meter
 
 GOAL_SEQUENTIAL = 6
@@ -337,8 +337,8 @@ async def main(turns: int, replay_turns: int) -> None:
     try:
         with tempfile.TemporaryDirectory() as raw:
             tmp = Path(raw)
-            await setup_ours(tmp, memory=True)  # writes the project under tmp/ours-01
-            project = tmp / "ours-01"
+            await setup_ours(tmp, memory=True)
+            project = ours_project(tmp, memory=True)
             small = await one_tool_turns(Rig(project, url, "small", tmp / "s1"), turns)
             write_tool(project, LARGE_RESULT)
             large = await one_tool_turns(Rig(project, url, "large", tmp / "s2"), turns)

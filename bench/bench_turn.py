@@ -117,6 +117,13 @@ class ZeroLatency:
             yield Finish("tool_use", Usage(input_tokens=10, output_tokens=5))
 
 
+def ours_project(
+    tmp: Path, *, follow_up: bool = False, memory: bool = False, read_back: bool = False
+) -> Path:
+    """Where `setup_ours(tmp, ...)` writes its agent project (one folder per variant)."""
+    return tmp / f"ours-{int(follow_up)}{int(memory)}{int(read_back)}"
+
+
 async def setup_ours(
     tmp: Path, *, follow_up: bool = False, memory: bool = False, read_back: bool = False
 ) -> Runner:
@@ -127,7 +134,7 @@ async def setup_ours(
     from agentkit.store.files import FileStore
     from agentkit.store.memory import MemoryStore
 
-    project = tmp / f"ours-{int(follow_up)}{int(memory)}{int(read_back)}"
+    project = ours_project(tmp, follow_up=follow_up, memory=memory, read_back=read_back)
     (project / "agent" / "tools").mkdir(parents=True)
     (project / "agent" / "instructions.md").write_text("You report the weather.\n")
     (project / "agent" / "tools" / "get_weather.py").write_text(
@@ -369,8 +376,8 @@ async def setup_ours_turn_only(tmp: Path) -> Runner:
     from agentkit.sessions import Principal
     from agentkit.store.files import FileStore
 
-    await setup_ours(tmp / "seed")  # writes the project under tmp/seed/ours-00
-    project = tmp / "seed" / "ours-00"
+    await setup_ours(tmp / "seed")
+    project = ours_project(tmp / "seed")
     queued: list[tuple[str, str]] = []
 
     class Hold:
