@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.channels.github_payloads import delivery, pull_request
 from tests.channels.github_standin import GitHubStandIn
@@ -18,19 +16,12 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pr-review"
 SECRET = "example-secret"
 
 
-@pytest.fixture
-def standin() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
-def test_opened_pr_gets_a_review_comment(tmp_path: Path, standin: GitHubStandIn) -> None:
+def test_opened_pr_gets_a_review_comment(tmp_path: Path, github_standin: GitHubStandIn) -> None:
     env = _env(
         {
             "GITHUB_WEBHOOK_SECRET": SECRET,
             "GITHUB_TOKEN": "ghs_example",
-            "GITHUB_API_URL": standin.url,
+            "GITHUB_API_URL": github_standin.url,
             "PR_REVIEW_APPROVERS": "octo-lead",
         }
     )
@@ -42,10 +33,10 @@ def test_opened_pr_gets_a_review_comment(tmp_path: Path, standin: GitHubStandIn)
         assert r.status_code == 200, r.text
         assert r.json()["key"] == "pr:octo/widgets#21"
         deadline = time.monotonic() + 90
-        while not standin.comments(21):
+        while not github_standin.comments(21):
             assert time.monotonic() < deadline, served.output()
             time.sleep(0.05)
-        [comment] = standin.comments(21)
+        [comment] = github_standin.comments(21)
         assert comment.headers["authorization"] == "Bearer ghs_example"
         assert comment.body["body"].strip()
     finally:

@@ -5,7 +5,7 @@ process, the GitHub REST stand-in on loopback)."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -52,17 +52,10 @@ FILES = {
 
 
 @pytest.fixture
-def standin() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 async def client(
-    tmp_path: Path, standin: GitHubStandIn, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, github_standin: GitHubStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[httpx.AsyncClient]:
-    monkeypatch.setenv("GITHUB_API_URL", standin.url)
+    monkeypatch.setenv("GITHUB_API_URL", github_standin.url)
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_budget_token")
     project = write(tmp_path / "reviewer", FILES)
     host = LocalHost(AgentBundle.discover(project), LocalHostOptions(tmp_path / "state"))
@@ -80,12 +73,12 @@ async def send(client: httpx.AsyncClient, event: str, payload: dict) -> httpx.Re
     return await client.post("/v1/channels/github", content=body, headers=headers)
 
 
-async def test_a_budget_approval_is_answered_with_a_comment(client, standin) -> None:
-    standin.heads["octo/widgets#12"] = HEAD
+async def test_a_budget_approval_is_answered_with_a_comment(client, github_standin) -> None:
+    github_standin.heads["octo/widgets#12"] = HEAD
     opened = await send(client, "pull_request", pull_request("opened", 12, title="x", head=HEAD))
     assert opened.status_code == 200, opened.text
     ask = await eventually(
-        lambda: [c for c in standin.comments(12) if "/approve" in c.body["body"]],
+        lambda: [c for c in github_standin.comments(12) if "/approve" in c.body["body"]],
         "the budget question on the PR",
     )
     assert "budget exceeded" in ask[0].body["body"]
@@ -95,7 +88,7 @@ async def test_a_budget_approval_is_answered_with_a_comment(client, standin) -> 
     answered = await send(client, "issue_comment", comment)
     assert answered.json() == {"ok": True, "callId": call[1], "decision": "approve"}
     replies = await eventually(
-        lambda: [c for c in standin.comments(12) if "/approve" not in c.body["body"]],
+        lambda: [c for c in github_standin.comments(12) if "/approve" not in c.body["body"]],
         "the review reply after the approval",
     )
     assert len(replies) == 1 and "problems" in replies[0].body["body"]

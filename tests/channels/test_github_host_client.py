@@ -70,17 +70,14 @@ FILES = {
 
 
 @pytest.fixture
-def standin() -> Iterator[GitHubStandIn]:
-    server = GitHubStandIn().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def served(tmp_path: Path, standin: GitHubStandIn) -> Iterator[Served]:
+def served(tmp_path: Path, github_standin: GitHubStandIn) -> Iterator[Served]:
     project = write(tmp_path / "reviewer", FILES)
     env = _env(
-        {"GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": standin.url}
+        {
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_API_URL": github_standin.url,
+        }
     )
     server = Served(project, tmp_path / "state", ["--mode", "single", "--dev"], env).start()
     yield server
@@ -103,14 +100,16 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
         time.sleep(0.05)
 
 
-def test_a_tool_reads_the_pr_through_host_github(served: Served, standin: GitHubStandIn) -> None:
+def test_a_tool_reads_the_pr_through_host_github(
+    served: Served, github_standin: GitHubStandIn
+) -> None:
     # GitHub's live head differs from the one in the delivery: only an API read finds it.
-    standin.heads["octo/widgets#31"] = "e" * 40
+    github_standin.heads["octo/widgets#31"] = "e" * 40
     r = post(served.url, "pull_request", pull_request("opened", 31, title="Tidy", head="a" * 40))
     assert r.status_code == 200, r.text
     sid = r.json()["sessionId"]
-    [reply] = wait_for(lambda: standin.comments(31), "the reply")
-    reads = [q for q in standin.requests if q.method == "GET"]
+    [reply] = wait_for(lambda: github_standin.comments(31), "the reply")
+    reads = [q for q in github_standin.requests if q.method == "GET"]
     assert [q.path for q in reads] == ["/repos/octo/widgets/pulls/31"]
     assert reads[0].headers["authorization"] == f"Bearer {TOKEN}"
     assert "e" * 40 in reply.body["body"]  # the tool's result, quoted in the reply
@@ -121,22 +120,22 @@ def test_a_tool_reads_the_pr_through_host_github(served: Served, standin: GitHub
 
 
 def test_a_route_handler_comments_through_host_github(
-    served: Served, standin: GitHubStandIn
+    served: Served, github_standin: GitHubStandIn
 ) -> None:
     r = httpx.post(
         f"{served.url}/v1/channels/relay", json={"number": 32, "text": "Thanks!"}, timeout=30
     )
     assert r.status_code == 200, r.text
     assert isinstance(r.json()["commentId"], int)
-    [comment] = standin.comments(32)
+    [comment] = github_standin.comments(32)
     assert comment.body == {"body": "Thanks!"}
     assert comment.headers["authorization"] == f"Bearer {TOKEN}"
 
 
 def test_reopened_ready_and_pushed_prs_continue_one_session(
-    served: Served, standin: GitHubStandIn
+    served: Served, github_standin: GitHubStandIn
 ) -> None:
-    standin.heads["octo/widgets#33"] = "a" * 40
+    github_standin.heads["octo/widgets#33"] = "a" * 40
     actions = [
         ("opened", "a" * 40),
         ("reopened", "a" * 40),
@@ -165,4 +164,4 @@ def test_reopened_ready_and_pushed_prs_continue_one_session(
         served.url, "pull_request", pull_request("labeled", 33, title="x", head="b" * 40)
     )
     assert ignored.json() == {"ok": True, "ignored": "pull_request.labeled"}
-    wait_for(lambda: len(standin.comments(33)) == len(actions), "one reply per turn")
+    wait_for(lambda: len(github_standin.comments(33)) == len(actions), "one reply per turn")

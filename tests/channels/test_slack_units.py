@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from slack_sdk.signature import Clock
 
 from agentkit.authoring.channels import ChannelEventContext, ChannelRequest
@@ -18,7 +16,6 @@ from agentkit.channels.slack.mrkdwn import to_mrkdwn
 from agentkit.channels.slack.replies import Replies
 from agentkit.events import Event
 from tests.channels.slack_payloads import envelope, event_request, mention
-from tests.channels.slack_standin import SlackStandIn
 
 SECRET = "unit-secret"
 TOKEN = "xoxb-unit-token"
@@ -95,19 +92,12 @@ def test_the_five_minute_window_uses_the_injected_clock() -> None:
     assert auth(request(body, {**headers, "X-Slack-Signature": "v0=00"}, loopback=True)) is None
 
 
-@pytest.fixture
-def standin() -> Iterator[SlackStandIn]:
-    server = SlackStandIn(status_ok=True).start()
-    yield server
-    server.stop()
-
-
 def event(kind: str, data: dict[str, Any], index: int = 1) -> Event:
     return Event(kind, index, "s-1", "2026-11-30T00:00:00Z", data, turn_id="t-1")
 
 
-def test_progress_uses_assistant_status_and_rotates_while_tools_run(standin) -> None:
-    replies = Replies(SlackWebClient(token=TOKEN, api_url=standin.url, retries=1))
+def test_progress_uses_assistant_status_and_rotates_while_tools_run(slack_standin) -> None:
+    replies = Replies(SlackWebClient(token=TOKEN, api_url=slack_standin.url, retries=1))
     ctx = ChannelEventContext(
         channel="slack",
         session=SessionInfo("s-1", "slack", continuation_key="slack:T1:C2:1.5"),
@@ -122,15 +112,15 @@ def test_progress_uses_assistant_status_and_rotates_while_tools_run(standin) -> 
         await handlers["turn.completed"](event("turn.completed", {"result": "**done**"}, 3), ctx)
 
     asyncio.run(run())
-    statuses = [c.args["status"] for c in standin.of("assistant.threads.setStatus")]
+    statuses = [c.args["status"] for c in slack_standin.of("assistant.threads.setStatus")]
     assert statuses == ["is thinking…", "is running get_weather…", ""]
     assert all(
         c.args["channel_id"] == "C2" and c.args["thread_ts"] == "1.5"
-        for c in standin.of("assistant.threads.setStatus")
+        for c in slack_standin.of("assistant.threads.setStatus")
     )
-    [post] = standin.posts()
+    [post] = slack_standin.posts()
     assert post.args == {"channel": "C2", "thread_ts": "1.5", "text": "*done*", "mrkdwn": True}
-    assert standin.of("reactions.add") == []
+    assert slack_standin.of("reactions.add") == []
 
 
 def test_web_api_errors_are_logged_never_raised(caplog) -> None:
