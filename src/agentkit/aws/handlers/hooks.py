@@ -88,8 +88,9 @@ def turn_runs(batch: StreamBatch) -> list[TurnRun]:
     """The batch as runs of one turn each; with tracing off, as one run (nothing to split
     it for, and one call of the hooks per batch, as before tracing existed)."""
     runs: list[TurnRun] = []
+    split = telemetry.enabled()
     for event, trace in zip(batch.events, batch.traces, strict=True):
-        if not runs or (telemetry.enabled() and not runs[-1].takes(event)):
+        if not runs or (split and not runs[-1].takes(event)):
             runs.append(TurnRun(event.session_id))
         runs[-1].add(event, trace)
     return runs
