@@ -111,6 +111,34 @@ def test_lost_turn_is_recorded_as_failed(aws_stack: Stack) -> None:
     assert scheduler.handler(destination_record, FakeContext())["recorded"] is False
 
 
+def test_a_message_queued_behind_a_lost_turn_runs_once_it_is_failed(aws_stack: Stack) -> None:
+    """A follow-up queued while TurnFunction was still retrying runs once Lambda gives up
+    and the turn is failed, not when the next sweep happens to look."""
+    script(aws_stack, Step.text("After the lost one."))
+    created = body_of(api_call("api/create-session.json"))
+    session_id, token = created["sessionId"], created["continuationToken"]
+    turn_id = aws_stack.dispatcher.payloads.pop()["turnId"]  # its worker keeps dying
+    queued = api_call(
+        "api/follow-up.json",
+        path=f"/v1/session/{session_id}",
+        body={"continuationToken": token, "message": "Still there?", "onBusy": "queue"},
+    )
+    assert queued["statusCode"] == 200, queued
+    assert event_types(aws_stack, session_id).count("message.queued") == 1
+    assert aws_stack.dispatcher.payloads == []  # behind the open turn, not dispatched
+    record = {
+        "requestContext": {"condition": "RetriesExhausted", "approximateInvokeCount": 3},
+        "requestPayload": {"sessionId": session_id, "turnId": turn_id},
+        "responsePayload": {"errorMessage": "Task timed out after 900.00 seconds"},
+    }
+    assert scheduler.handler(record, FakeContext())["recorded"] is True
+    aws_stack.run_turns()
+    types = event_types(aws_stack, session_id)
+    assert types.count("turn.failed") == 1
+    assert types.count("message.received") == 2
+    assert types[-2:] == ["turn.completed", "session.waiting"]
+
+
 # -- the timer on its own -----------------------------------------------------------------
 
 

@@ -210,14 +210,22 @@ async def test_limits_apply_to_recurring_cadences(project: Path, tmp_path: Path)
 
 def test_limits_come_from_the_environment() -> None:
     limits = ReminderLimits.from_env(
-        {"AGENTKIT_REMINDER_MIN_INTERVAL": "5m", "AGENTKIT_REMINDERS_PER_SESSION": "7"}
+        {
+            "AGENTKIT_REMINDER_MIN_INTERVAL": "5m",
+            "AGENTKIT_REMINDERS_PER_SESSION": "7",
+            "AGENTKIT_REMINDER_BUSY_RETRY": "3s",
+        }
     )
-    assert limits == ReminderLimits(min_interval=timedelta(minutes=5), per_session=7)
+    assert limits == ReminderLimits(
+        min_interval=timedelta(minutes=5), per_session=7, busy_retry=timedelta(seconds=3)
+    )
     assert ReminderLimits.from_env({}) == ReminderLimits()
     with pytest.raises(ValueError, match="AGENTKIT_REMINDERS_PER_SESSION"):
         ReminderLimits.from_env({"AGENTKIT_REMINDERS_PER_SESSION": "0"})
     with pytest.raises(ValueError, match="AGENTKIT_REMINDER_MIN_INTERVAL"):
         ReminderLimits.from_env({"AGENTKIT_REMINDER_MIN_INTERVAL": "soon"})
+    with pytest.raises(ValueError, match="AGENTKIT_REMINDER_BUSY_RETRY"):
+        ReminderLimits.from_env({"AGENTKIT_REMINDER_BUSY_RETRY": "later"})
 
 
 async def test_run_handlers_tell_their_own_errors_from_failed_deliveries(flaky: Rig) -> None:

@@ -12,6 +12,7 @@ from agentkit import ReminderTick
 from agentkit.errors import BadRequest, Conflict, NotFound
 from agentkit.models.base import TextDelta
 from agentkit.models.scripted import ScriptedModel, Step, delay
+from agentkit.scheduling.limits import ReminderLimits
 from agentkit.scheduling.local import LocalScheduling
 from agentkit.scheduling.reminders import HANDLER_LOST, ReminderService
 from agentkit.sessions import Principal
@@ -290,11 +291,17 @@ async def test_reminder_into_a_session_that_will_not_settle_is_409_session_busy(
     await rig.wait_for(sid, "turn.failed")
 
 
+@pytest.mark.parametrize(
+    ("busy_retry", "retry_at"),
+    [(None, "2030-01-07T00:06:00.000Z"), (timedelta(seconds=20), "2030-01-07T00:05:20.000Z")],
+)
 async def test_a_busy_session_makes_a_timer_retry_later_without_counting_the_tick(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, busy_retry: timedelta | None, retry_at: str
 ) -> None:
     model = ScriptedModel([Step.text("hi"), slow_step(), Step.text("later")])
     rig = Rig(project, tmp_path, dev=False, model=model)
+    if busy_retry is not None:
+        rig.scheduling.reminders.limits = ReminderLimits(busy_retry=busy_retry)
     await rig.scheduling.start()
     sid = await pr_session(rig)
     mark = await rig.store.next_index(sid)  # the follow-up's events come after
@@ -307,7 +314,7 @@ async def test_a_busy_session_makes_a_timer_retry_later_without_counting_the_tic
     await rig.clock.advance(timedelta(minutes=5))
     retry = await rig.scheduling.reminders.get(reminder.id)
     assert retry is not None and retry.fire_count == 0
-    assert retry.next_fire_at == "2030-01-07T00:06:00.000Z"
+    assert retry.next_fire_at == retry_at
     await rig.runtime.stop(sid, principal=BOB)
     await rig.wait_for(sid, "turn.failed")
     rig.runtime.settle_timeout = 5.0

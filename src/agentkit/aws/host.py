@@ -272,8 +272,8 @@ class AwsHost:
     async def fail_lost_turn(self, session_id: str, turn_id: str, reason: str) -> bool:
         """TurnFunction gave up on `turn_id` (its retries ran out): unless the turn ended or
         is parked on an approval, record it as `turn.failed` with `reason`. Never
-        re-dispatched, so a function that crashes on every attempt cannot loop.
-        True when this call recorded the failure."""
+        re-dispatched, so a function that crashes on every attempt cannot loop; a message
+        queued behind it runs next. True when this call recorded the failure."""
         from agentkit.engine.recovery import fail_lost
 
         record = await self.store.get_session(validate_session_id(session_id))

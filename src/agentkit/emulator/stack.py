@@ -227,6 +227,9 @@ class EmulatedStack:
         if self.options.time_scale != 1.0:
             lease = max(15.0, 60.0 * self.options.time_scale)
             env["AGENTKIT_EMULATOR_LEASE_TTL"] = str(lease)
+            # A reminder that met a busy session waits its minute on the same scale.
+            busy_retry = max(1, round(60 * self.options.time_scale))
+            env["AGENTKIT_REMINDER_BUSY_RETRY"] = f"{busy_retry}s"
         return env
 
     async def _reconcile_schedules(self) -> None:

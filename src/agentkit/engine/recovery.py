@@ -50,7 +50,6 @@ async def recover_session(
     if not turns or await ports.store.get_lease(record.id) is not None:
         return 0
     acted = 0
-    ended = False
     for turn_id in turns:
         state = fold_turn(events, turn_id)
         if state.parked:
@@ -65,10 +64,7 @@ async def recover_session(
             # Stopped on purpose to carry on in a new invocation (whose dispatch was lost).
             await ports.dispatcher.dispatch(record.id, turn_id)
             continue
-        ended = await fail_lost(ports, record, turn_id, LOST_TURN) or ended
-    if ended:
-        # The dead turn's runner never drained the messages queued behind it.
-        await drain_queue(ports, record.id)
+        await fail_lost(ports, record, turn_id, LOST_TURN)
     return acted
 
 
@@ -77,7 +73,9 @@ async def fail_lost(ports: SessionPorts, record: SessionRecord, turn_id: str, re
     (reconciled, run again when idempotent, or reported unknown: `engine.tools.reconcile`).
 
     Under a lease with a holder of its own, the turn is read again: of two deliveries of
-    the same failure (or a sweeper and a retry), only one finds it still open."""
+    the same failure (or a sweeper and a retry), only one finds it still open. Once it is
+    failed, a message queued behind it becomes the next turn: the dead turn's runner never
+    drained the queue, and nothing else would until the next sweep."""
     holder = f"lost:{turn_id}:{secrets.token_hex(6)}"
     if not await ports.store.acquire_lease(record.id, holder, ports.lease_ttl):
         return False  # a live worker holds the session; it will finish or expire
@@ -92,9 +90,10 @@ async def fail_lost(ports: SessionPorts, record: SessionRecord, turn_id: str, re
         finally:
             await keeper.stop()
         await fail_turn(ports.recorder(record, turn_id, holder), state, reason, settled)
-        return True
     finally:
         await ports.store.release_lease(record.id, holder)
+    await drain_queue(ports, record.id)
+    return True
 
 
 def _idle(events: list[Event], turn_id: str, seconds: float) -> bool:

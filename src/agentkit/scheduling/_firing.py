@@ -26,7 +26,7 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, ReminderTick, SessionInfo
@@ -34,7 +34,7 @@ from agentkit.cron.standard import format_instant, next_fire, parse_duration, pa
 from agentkit.errors import BadRequest, Conflict, HttpError
 from agentkit.events import now_iso
 from agentkit.reminders import ReminderRecord
-from agentkit.scheduling.limits import MAX_DELIVERY_FAILURES, delivery_backoff
+from agentkit.scheduling.limits import MAX_DELIVERY_FAILURES, ReminderLimits, delivery_backoff
 from agentkit.scheduling.timer import Clock, Recurrence, Timer, reminder_key
 from agentkit.sessions import HTTP_CHANNEL, Principal
 
@@ -48,7 +48,6 @@ PRINCIPAL_MISMATCH = "principal_mismatch"
 DELIVERY_FAILED = "delivery_failed"
 HANDLER_FAILED = "handler_failed"
 SKIPPED_PAUSED = "skipped: the session is paused"
-BUSY_RETRY = timedelta(minutes=1)
 RunHandler = Callable[[ReminderTick], Any]
 Action = Literal["stop", "skip", "delivered"]
 
@@ -127,6 +126,7 @@ class ReminderFiring:
     _timer: Timer | None
     _clock: Clock
     _host: HostServices | None
+    limits: ReminderLimits
     _handlers: dict[str, RunHandler]
     _locks: dict[str, asyncio.Lock]
 
@@ -315,10 +315,11 @@ class ReminderFiring:
             return await self._skipped_paused(record)
         # While the agent's kill switch is on, a reminder holds: it is delivered once lifted.
         if exc.code in ("session_busy", "not_ready", "agent_paused"):
-            retry = replace(record, next_fire_at=format_instant(self._clock.now() + BUSY_RETRY))
+            wait = self.limits.busy_retry
+            retry = replace(record, next_fire_at=format_instant(self._clock.now() + wait))
             await self._store.put_reminder(retry)
             await self._arm(retry)
-            log.info("reminder %s: session busy, retrying in %s", record.id, BUSY_RETRY)
+            log.info("reminder %s: session busy, retrying in %s", record.id, wait)
             return _not_fired(record.id)
         # The conversation is gone or no longer takes follow-ups: the reminder's subject died.
         await self._finish(record, "disarmed", exc.code)

@@ -4,12 +4,14 @@ A reminder wakes a model turn, which costs money and may run tools, so a tool dr
 prompt must not be able to set a reminder every second, or thousands of them. Defaults:
 60 seconds and 50 active reminders per session, changed with the environment variables
 `AGENTKIT_REMINDER_MIN_INTERVAL` (a duration: `90s`, `5m`) and
-`AGENTKIT_REMINDERS_PER_SESSION`, or by passing `ReminderLimits` to the service.
+`AGENTKIT_REMINDERS_PER_SESSION`, or by passing `ReminderLimits` to the service. A firing
+that finds its session busy tries again a minute later (`AGENTKIT_REMINDER_BUSY_RETRY`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -19,6 +21,7 @@ __all__ = ["ReminderLimits", "delivery_backoff", "shortest_gap"]
 
 MIN_INTERVAL_ENV = "AGENTKIT_REMINDER_MIN_INTERVAL"
 PER_SESSION_ENV = "AGENTKIT_REMINDERS_PER_SESSION"
+BUSY_RETRY_ENV = "AGENTKIT_REMINDER_BUSY_RETRY"
 # After this many failed deliveries in a row a reminder is disarmed with its last error.
 MAX_DELIVERY_FAILURES = 8
 _BACKOFF_BASE = timedelta(minutes=1)
@@ -28,10 +31,12 @@ _CRON_SAMPLES = 24  # firings looked at to find a cron expression's shortest gap
 
 @dataclass(frozen=True, slots=True)
 class ReminderLimits:
-    """How often a recurring reminder may fire, and how many one session may hold."""
+    """How often a recurring reminder may fire, how many one session may hold, and how
+    long a firing that met a busy session waits before it tries again."""
 
     min_interval: timedelta = timedelta(seconds=60)
     per_session: int = 50
+    busy_retry: timedelta = timedelta(seconds=60)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> ReminderLimits:
@@ -39,20 +44,25 @@ class ReminderLimits:
         at start-up, never a silently different limit."""
         env = os.environ if environ is None else environ
         limits = cls()
-        raw_interval = env.get(MIN_INTERVAL_ENV, "").strip()
         raw_cap = env.get(PER_SESSION_ENV, "").strip()
-        interval = limits.min_interval
+        interval = _duration(env, MIN_INTERVAL_ENV, limits.min_interval)
+        busy_retry = _duration(env, BUSY_RETRY_ENV, limits.busy_retry)
         cap = limits.per_session
-        if raw_interval:
-            try:
-                interval = parse_duration(raw_interval)
-            except ValueError as exc:
-                raise ValueError(f"{MIN_INTERVAL_ENV}: {exc}") from None
         if raw_cap:
             if not raw_cap.isdigit() or int(raw_cap) < 1:
                 raise ValueError(f"{PER_SESSION_ENV} must be a positive whole number")
             cap = int(raw_cap)
-        return cls(min_interval=interval, per_session=cap)
+        return cls(min_interval=interval, per_session=cap, busy_retry=busy_retry)
+
+
+def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse_duration(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def shortest_gap(kind: str, spec: str, now: datetime) -> timedelta | None:
