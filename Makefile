@@ -52,19 +52,22 @@ unasync: setup
 # (`-p no:randomly`); `make test-random` shuffles it.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
-# The whole suite, in parallel (one worker per core), then the 20 slowest tests. Work
-# stealing rather than loadscope: loadscope keeps a module on one worker, so the largest
-# modules (the store contract suite, about an eighth of the whole) end the run on one
-# worker while the other waits; with stealing an idle worker takes half of the other's
-# remaining tests (a module-scoped server then starts at most once more).
+# The whole suite, in parallel, then the 20 slowest tests. One worker more than there are
+# cores: a test waits on a child process, a socket or a browser often enough that with one
+# worker per core the CPUs sat partly idle (two cores: 544 s with two workers, 439 s with
+# three). Work stealing rather than loadscope: loadscope keeps a module on one worker, so
+# the largest modules (the store contract suite, about an eighth of the whole) end the run
+# on one worker while the others wait; with stealing an idle worker takes half of
+# another's remaining tests (a module-scoped server then starts at most once more).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: setup node-deps
-	$(PYTEST) -q -p no:randomly -n auto --dist worksteal --durations=20
+	$(PYTEST) -q -p no:randomly -n $(TEST_WORKERS) --dist worksteal --durations=20
 
 # The same suite in a random order (pytest-randomly; make echoes the command, seed and all;
 # `make test-random SEED=N` repeats a run): no test may depend on the order it runs in.
 SEED ?= $(shell od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 test-random: setup node-deps
-	$(PYTEST) -q -n auto --dist worksteal -p randomly --randomly-seed=$(SEED) --durations=20
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist worksteal -p randomly --randomly-seed=$(SEED) --durations=20
 
 # The quick check (about a minute): discovery and the manifest, a turn on the test model,
 # an HTTP session with a follow-up and an approval, the store contract on the file store,
