@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,6 +117,74 @@ def test_a_cancelled_transaction_never_reaches_a_stream_reader(dynamodb_endpoint
             sequence = records[-1]["dynamodb"]["SequenceNumber"]
             records = streams.get_records(ShardIterator=iterator_after(sequence))["Records"]
         assert seen == ["after"]
+    finally:
+        dynamodb.delete_table(TableName=table)
+
+
+def test_a_cancelled_transaction_leaves_every_item_as_it_was(dynamodb_endpoint: str) -> None:
+    """The server backs up only the items a transaction names: once it is cancelled, an
+    updated item has its old attributes, a put item is gone, a deleted one is back."""
+    import uuid
+
+    import boto3
+    from botocore.exceptions import ClientError
+
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    table = f"rollback-{uuid.uuid4().hex[:8]}"
+    dynamodb.create_table(
+        TableName=table,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+    def key(sk: int) -> dict[str, Any]:
+        return {"pk": {"S": "s"}, "sk": {"N": str(sk)}}
+
+    try:
+        dynamodb.put_item(TableName=table, Item={**key(0), "v": {"S": "kept"}})
+        dynamodb.put_item(TableName=table, Item={**key(1), "v": {"S": "doomed"}})
+        with pytest.raises(ClientError) as caught:
+            dynamodb.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": key(0),
+                            "UpdateExpression": "SET v = :v",
+                            "ExpressionAttributeValues": {":v": {"S": "changed"}},
+                        }
+                    },
+                    {"Delete": {"TableName": table, "Key": key(1)}},
+                    {"Put": {"TableName": table, "Item": {**key(2), "v": {"S": "new"}}}},
+                    {
+                        "ConditionCheck": {
+                            "TableName": table,
+                            "Key": key(9),
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        assert caught.value.response["Error"]["Code"] == "TransactionCanceledException"
+        items = dynamodb.query(
+            TableName=table,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "s"}},
+        )["Items"]
+        assert [(i["sk"]["N"], i["v"]["S"]) for i in items] == [("0", "kept"), ("1", "doomed")]
     finally:
         dynamodb.delete_table(TableName=table)
 

@@ -4,12 +4,17 @@ moto answers on several threads, but its DynamoDB transactions are not isolated 
 other; DynamoDB serialises writes to an item, so the server runs moto's WSGI app one
 request at a time, which is what the store's concurrency is written against.
 
-A cancelled transaction is rolled back by putting a copy of each table taken before it in
-place, stream and all. A shard iterator handed out before then still points at the
-replaced stream, which holds the cancelled writes: a reader would get records DynamoDB
-never wrote, move its position past them, and so skip the real records that reuse those
-sequence numbers next. The server keeps each stream object and rolls back its records
-instead, so an iterator always reads the table's one stream.
+moto backs up a transaction by deep-copying every table it names, before each transaction:
+the whole table, stream records and all. That makes each write cost the size of the table
+(a long session's events table grows with every append, so its appends grew quadratic
+and a 1,000-turn bench ran the server out of memory), and its rollback, which puts the
+copies in place, left a shard iterator handed out before pointing at the replaced stream,
+holding the cancelled writes: a reader got records DynamoDB never wrote, moved past them,
+and skipped the real records that reused those sequence numbers. The server backs up only
+what a transaction can touch instead, the items its operations name (their keys) and the
+length of each stream, and on cancellation puts those items back and drops the stream
+records written since: the same tables, in place, so an iterator always reads the table's
+one stream.
 """
 
 from __future__ import annotations
@@ -26,19 +31,52 @@ from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication, MotoRequestHandler, create_backend_app,
 )
 MotoRequestHandler.protocol_version = "HTTP/1.1"  # keep-alive: no new connection per call
+import copy
+import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
+class _TablesByReference:  # moto's module sees this as `copy`: tables are not copied
+    def __getattr__(self, name):
+        return getattr(copy, name)
+    @staticmethod
+    def deepcopy(value, memo=None):
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+dynamodb_models.copy = _TablesByReference()
+def _slot(table, attrs):  # (hash, range) of the item `attrs` names, or None
+    if table.hash_key_attr not in attrs:
+        return None
+    hash_value = DynamoType(attrs[table.hash_key_attr])
+    if table.range_key_attr is None:
+        return hash_value, None
+    if table.range_key_attr not in attrs:
+        return None
+    return hash_value, DynamoType(attrs[table.range_key_attr])
 _transact = DynamoDBBackend.transact_write_items
 def transact_write_items(self, transact_items):
-    streams = {n: t.stream_shard for n, t in self.tables.items() if t.stream_shard is not None}
+    saved, streams = [], {}
+    for entry in transact_items:
+        for op in entry.values():
+            table = self.tables.get(op.get("TableName")) if isinstance(op, dict) else None
+            slot = None if table is None else _slot(table, op.get("Item") or op.get("Key") or {})
+            if slot is None:
+                continue
+            saved.append((table, slot, copy.deepcopy(table.get_item(*slot))))
+            if table.stream_shard is not None:
+                streams.setdefault(id(table), (table.stream_shard, len(table.stream_shard.items)))
     try:
         return _transact(self, transact_items)
-    finally:
-        for name, stream in streams.items():
-            table = self.tables.get(name)
-            if table is not None and table.stream_shard not in (None, stream):
-                stream.items[:] = table.stream_shard.items  # the rolled-back records
-                stream.table = table
-                table.stream_shard = stream
+    except BaseException:
+        for table, (hash_value, range_value), item in reversed(saved):
+            home = table.items[hash_value] if range_value is not None else table.items
+            key = range_value if range_value is not None else hash_value
+            if item is None:
+                home.pop(key, None)
+            else:
+                home[key] = item
+        for stream, length in streams.values():
+            del stream.items[length:]
+        raise
 DynamoDBBackend.transact_write_items = transact_write_items
 app = DomainDispatcherApplication(create_backend_app)
 lock = threading.Lock()
