@@ -49,6 +49,19 @@ async def test_a_large_tool_result_reads_back_whole(harness: Harness) -> None:
     assert await harness.reopen().read(record.id) == read
 
 
+async def test_large_events_appended_between_reads_read_back_whole(harness: Harness) -> None:
+    """Where the large events of a stream are is kept between reads of the whole stream and
+    carried on with the events appended since: each new one is found, none is lost."""
+    record = await harness.new_session()
+    payloads = [{"log": big_text(2 * LARGE_PAYLOAD_BYTES, str(n))} for n in range(3)]
+    for n, payload in enumerate(payloads):
+        await harness.store.append(record.id, [note(f"small {n}"), tool_result(f"c{n}", payload)])
+        read = await harness.store.read(record.id)
+        assert [e.data["result"] for e in read if e.type == "action.result"] == payloads[: n + 1]
+    tail = await harness.store.read(record.id, 3)  # a tail from the middle
+    assert [e.data.get("result") for e in tail] == [payloads[1], None, payloads[2]]
+
+
 async def test_a_payload_of_many_medium_values_reads_back_whole(harness: Harness) -> None:
     record = await harness.new_session()
     data = {f"part{i}": big_text(LARGE_PAYLOAD_BYTES // 4, str(i)) for i in range(8)}

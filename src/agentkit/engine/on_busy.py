@@ -22,11 +22,11 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal
 
-from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts, new_turn_id
 from agentkit.engine.trace_context import carrier, continued_from
 from agentkit.errors import Conflict
 from agentkit.events import Event, EventType, MessageQueued, MessageReceived, draft
+from agentkit.events.carried import Carried
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
 
 OnBusy = Literal["interrupt", "queue", "reject"]

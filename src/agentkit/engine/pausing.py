@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 
 from agentkit.engine.fleet_switch import RETRY_AFTER, PauseSwitch
 from agentkit.engine.folds.conversation import open_turns
-from agentkit.engine.folds.incremental import Carried
 from agentkit.engine.ports import SessionPorts
 from agentkit.engine.service import PauseOutcome, PauseStatus
 from agentkit.engine.settling import abandon_parked
@@ -38,6 +37,7 @@ from agentkit.events import (
     SessionResumed,
     draft,
 )
+from agentkit.events.carried import Carried
 from agentkit.sessions import Principal, SessionRecord, SessionStatus, fold_status_recent
 
 SESSION_PAUSED = "session paused"

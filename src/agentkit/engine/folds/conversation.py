@@ -14,8 +14,8 @@ from typing import Any
 
 from agentkit.costs import add_costs
 from agentkit.engine.folds.compacted_view import TurnEnd, apply_compacted
-from agentkit.engine.folds.incremental import Carried
 from agentkit.events import NO_USAGE, Event, EventType, Usage
+from agentkit.events.carried import Carried
 from agentkit.models.base import (
     AssistantMessage,
     Message,
@@ -139,7 +139,7 @@ def fold_conversation(events: Sequence[Event] | Iterable[Event]) -> list[Message
     """The model's view of a session: user messages, assistant steps, tool results.
 
     The fold goes event by event, and its state is kept per session and carried on (see
-    `engine.folds.incremental`): each step of a long conversation folds only the events recorded
+    `events.carried`): each step of a long conversation folds only the events recorded
     since the step before.
     """
     return fold_view(events)[0]

@@ -20,9 +20,9 @@ from typing import Any
 
 from agentkit.costs import Budget, add_costs, parse_budget
 from agentkit.engine.folds.conversation import BUDGET_TOOL
-from agentkit.engine.folds.incremental import Carried
 from agentkit.errors import ModelError
 from agentkit.events import Event, EventType, Usage
+from agentkit.events.carried import Carried
 from agentkit.models.base import Finish, Model, ModelChunk, ModelRequest
 
 BUDGET_CALL_PREFIX = "budget_"
@@ -126,7 +126,7 @@ def session_spend(events: Iterable[Event], turn_id: str) -> SessionSpend:
 
     A turn asks this when it starts, over every event of the session: the sums of the
     events it saw before are kept per session, and only the events since are added (see
-    `engine.folds.incremental`)."""
+    `events.carried`)."""
     return _LEDGERS.over(events).spend(turn_id)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.authoring.loop_options import LoopOptions
-from agentkit.engine.folds.conversation import LOOP_TOOL
+from agentkit.engine.folds.conversation import LOOP_TOOL, turn_events
 from agentkit.engine.turn.deps import Planned, RunningTurn, error_result
 from agentkit.errors import RunError
 from agentkit.events import (
@@ -88,7 +88,7 @@ class LoopGuard:
         if options.mode == "off":
             return
         by_type = {cls.type.value: cls for cls in _WATCHED}
-        for ev in events:
+        for ev in turn_events(events, turn_id):  # from the turn's start, not the session's
             cls = by_type.get(ev.type)
             if cls is not None and ev.turn_id == turn_id:
                 self.observe(ev.as_(cls))
