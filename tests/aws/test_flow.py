@@ -17,9 +17,12 @@ def api_call(
     path: str | None = None,
     body: dict[str, Any] | None = None,
     query: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Send a sample API Gateway event (optionally re-aimed) through ApiFunction."""
+    """Send a sample API Gateway event (optionally re-aimed, with extra headers) through
+    ApiFunction."""
     event = load_event(name)
+    event["headers"].update(headers or {})
     if path is not None:
         event["rawPath"] = path
         event["requestContext"]["http"]["path"] = path

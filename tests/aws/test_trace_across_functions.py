@@ -21,11 +21,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agentkit.aws.handlers import api, hooks
+from agentkit.aws.handlers import hooks
 from agentkit.engine import telemetry
 from agentkit.models.scripted import Step
 from agentkit.version import __version__
-from tests.aws.conftest import FakeContext, Stack, load_event, script
+from tests.aws.conftest import FakeContext, Stack, script
+from tests.aws.test_flow import api_call
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -50,10 +51,8 @@ def hex_trace(span: ReadableSpan) -> str:
 
 
 def create_session(traceparent: str | None) -> dict[str, Any]:
-    event = load_event("api/create-session.json")
-    if traceparent is not None:
-        event["headers"]["traceparent"] = traceparent
-    response: dict[str, Any] = api.handler(event, FakeContext())
+    headers = {"traceparent": traceparent} if traceparent is not None else None
+    response = api_call("api/create-session.json", headers=headers)
     assert response["statusCode"] == 200, response
     return response
 
@@ -135,13 +134,13 @@ def test_each_turn_of_a_batch_is_delivered_in_its_own_trace(
     created = json.loads(create_session(TRACEPARENT)["body"])
     aws_stack.run_turns()
     other_trace = "0af7651916cd43dd8448eb211c80319c"
-    event = load_event("api/follow-up.json")
-    event["rawPath"] = event["requestContext"]["http"]["path"] = (
-        f"/v1/session/{created['sessionId']}"
+    followed = api_call(
+        "api/follow-up.json",
+        path=f"/v1/session/{created['sessionId']}",
+        body={"continuationToken": created["continuationToken"], "message": "2?"},
+        headers={"traceparent": f"00-{other_trace}-{CALLER_SPAN}-01"},
     )
-    event["body"] = json.dumps({"continuationToken": created["continuationToken"], "message": "2?"})
-    event["headers"]["traceparent"] = f"00-{other_trace}-{CALLER_SPAN}-01"
-    assert api.handler(event, FakeContext())["statusCode"] == 200
+    assert followed["statusCode"] == 200, followed
     aws_stack.run_turns()
 
     records = aws_stack.stream_records()  # both turns in one batch
