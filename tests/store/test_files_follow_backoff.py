@@ -1,6 +1,6 @@
-"""The file store's check for other processes' appends backs off while a followed session
-stays quiet, and the back-off goes on from one `follow` to the next (a stream tail follows
-in rounds): only an append starts it over."""
+"""Without the file watch, the file store's check for other processes' appends backs off
+while a followed session stays quiet, and the back-off goes on from one `follow` to the next
+(a stream tail follows in rounds): only an append starts it over."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ async def quiet_round(store: CountingStore, sid: str, start: int) -> int:
 
 
 async def test_a_quiet_session_is_checked_ever_less_often_across_follows(tmp_path: Path) -> None:
-    store = CountingStore(tmp_path, poll_interval=0.02, max_poll_interval=0.3)
+    store = CountingStore(tmp_path, poll_interval=0.02, max_poll_interval=0.3, watch_appends=False)
     try:
         sid = new_session_id()
         await store.create_session(SessionRecord(id=sid))

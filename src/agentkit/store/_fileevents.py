@@ -17,6 +17,7 @@ from agentkit.events import Event, EventDraft
 from agentkit.store._eventlog import EventLog
 from agentkit.store._fileblobs import FileBlobs
 from agentkit.store._filepaths import PathCache, SessionLocking
+from agentkit.store._filewatch import SessionsWatch
 from agentkit.store._fs import try_exclusive
 from agentkit.store._notify import Notifier
 from agentkit.store._offload import offload
@@ -26,6 +27,9 @@ from agentkit.store.ids import validate_session_id
 from agentkit.store.large_events import offload_large, restore, with_full_data
 
 T = TypeVar("T")
+
+# A follower's own check for appends while the file watch runs: only a safety net.
+WATCHED_POLL = 60.0
 
 # Shared by every FileStore of the process, keyed by file path, so an append through one
 # instance wakes followers of another instance on the same folder.
@@ -39,6 +43,9 @@ class FileEvents(SessionLocking):
     _fsync: bool
     _poll: float
     _max_poll: float
+    _watch_appends: bool
+    _watch: SessionsWatch | None
+    _sessions: Path
     _views: ViewCache
     _caches: bool
     blobs: FileBlobs
@@ -156,7 +163,16 @@ class FileEvents(SessionLocking):
                 # picked up by the read at the top of the next round, checked ever less often
                 # while the session stays quiet.
                 await waiter.wait(min(remaining, gap))
-                gap = min(gap * 2, self._max_poll)
+                gap = min(gap * 2, self._follow_cap())
+
+    def _follow_cap(self) -> float:
+        """The longest a follower waits before it checks the file itself: while the kernel
+        tells of appends by other processes (`_filewatch`), only a rare safety net."""
+        if self._watch_appends and self._watch is None:
+            self._watch = SessionsWatch(self._sessions, NOTIFIER.notify, NOTIFIER.notify_all)
+        if self._watch is not None and self._watch.live:
+            return max(self._max_poll, WATCHED_POLL)
+        return self._max_poll
 
     async def next_index(self, session_id: str) -> int:
         files = self._files(session_id)

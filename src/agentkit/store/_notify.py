@@ -66,3 +66,10 @@ class Notifier:
             group = list(self._waiters.get(key, ()))
         for waiter in group:
             waiter.wake()
+
+    def notify_all(self) -> None:
+        """Wake every follower once (each looks again and finds what is new, if anything)."""
+        with self._lock:
+            group = [w for waiters in self._waiters.values() for w in waiters]
+        for waiter in group:
+            waiter.wake()

@@ -34,12 +34,14 @@ thread, never on the event loop. Lock files and each cached session's `events.nd
 open between uses (see `_fs` and `_eventlog`).
 
 `follow` is woken directly by appends made through any `FileStore` in this process. Appends
-by another process are noticed by a cheap `stat` of `events.ndjson` while a follower waits:
-first after `poll_interval` seconds (0.25 s by default), then at twice the last gap, up to
+by another process are told by the kernel: the first `follow` starts a watch on the
+sessions folder (`_filewatch`, one thread; `watch_appends=False` turns it off), which wakes
+the followers of each `events.ndjson` that changed. Without it (turned off, or no watch could
+start) they are noticed by a cheap `stat` of `events.ndjson` while a follower waits: first
+after `poll_interval` seconds (0.25 s by default), then at twice the last gap, up to
 `max_poll_interval` (4 s); while the session stays quiet, its next `follow` goes on from the
-gap the last one reached rather than from 0.25 s. A fixed 0.25 s check per follower cost an
-idle server holding a thousand open streams a large share of a core; backing off cuts that
-about tenfold, and an append from this process still wakes its followers at once.
+gap the last one reached rather than from 0.25 s. While the watch runs, that check backs
+off to once a minute, a safety net only.
 
 Each role has its module: sessions here, event streams in `_fileevents`, the lease and the
 stop flag in `_filelease`, reminders, claims and eval runs in `_filerecords`.
@@ -68,6 +70,7 @@ from agentkit.store._filelease import FileLeases
 from agentkit.store._filepaths import PathCache, SessionFiles
 from agentkit.store._filerecords import FileRecords
 from agentkit.store._filesession import RecordCache, append_update
+from agentkit.store._filewatch import SessionsWatch
 from agentkit.store._fs import (
     exclusive,
     try_exclusive,
@@ -132,6 +135,7 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         cache_sessions: int = 256,
         cache_bytes: int = 256 << 20,
         caches: bool = True,
+        watch_appends: bool = True,
     ) -> None:
         self.root = Path(root).absolute()
         self._sessions = self.root / "sessions"
@@ -148,6 +152,8 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         self._fsync = fsync
         self._poll = poll_interval
         self._max_poll = max(poll_interval, max_poll_interval)
+        self._watch_appends = watch_appends
+        self._watch: SessionsWatch | None = None
         self._views = ViewCache(cache_sessions, cache_bytes)
         self._last_purge = float("-inf")
         for folder in (self._sessions, self._locks, self._reminders, self._claims):
@@ -366,6 +372,9 @@ class FileStore(FileEvents, FileLeases, FileRecords):
         return found
 
     async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
         for log in self._views.clear():
             log.close()
 
