@@ -14,7 +14,8 @@ one request at a time and slows down as a table grows):
   tool results, replies), blobs included: with `--large-every N`, every Nth tool result is
   `--large-kb` KB, over the 64 KB at which a payload is stored once as a blob (files under
   the state folder; S3 beside DynamoDB);
-- the time to replay the whole session (read every event, fold the conversation afresh).
+- the time to replay the whole session (read every event, fold the conversation afresh),
+  by the store that ran the turns and by one just opened.
 
 Nothing is asserted: the numbers are printed.
 
@@ -99,7 +100,12 @@ def write_agent(
 
 
 async def run(
-    store: Store, state: Path, bundle: AgentBundle, turns: int, stored_bytes: Callable[[str], int]
+    store: Store,
+    state: Path,
+    bundle: AgentBundle,
+    turns: int,
+    stored_bytes: Callable[[str], int],
+    reopen: Callable[[], Store],
 ) -> dict[str, Any]:
     model = Measured()
     rt = AgentRuntime(bundle, store, model_resolver=lambda _id: model, state_root=state)
@@ -121,6 +127,12 @@ async def run(
     events = list(await store.read(acc.session_id))
     fold_conversation(iter(events))
     replay = time.perf_counter() - began
+    # The same through a store that has read nothing yet (a new process, a cold Lambda).
+    cold = reopen()
+    began = time.perf_counter()
+    fold_conversation(iter(list(await cold.read(acc.session_id))))
+    replay_cold = time.perf_counter() - began
+    await cold.close()
     new_content = sum(
         len(str(e.data.get(key, "")).encode())
         for e in events
@@ -135,6 +147,7 @@ async def run(
         "stored": stored_bytes(acc.session_id),
         "new": new_content,
         "replay": replay,
+        "replay_cold": replay_cold,
         "compactions": sum(1 for e in events if e.type == "context.compacted"),
         "events": len(events),
     }
@@ -153,6 +166,7 @@ def report(name: str, turns: int, window: int, r: dict[str, Any]) -> None:
         f" = {r['stored'] / max(1, r['new']):.2f}x"
     )
     print(f"  replay of the whole session:      {r['replay'] * 1000:8.1f} ms")
+    print(f"  the same by a store just opened:  {r['replay_cold'] * 1000:8.1f} ms")
 
 
 async def files_store(args: argparse.Namespace, tmp: Path) -> None:
@@ -168,7 +182,7 @@ async def files_store(args: argparse.Namespace, tmp: Path) -> None:
         return sum(p.stat().st_size for p in files if p.is_file())
 
     try:
-        result = await run(store, state, bundle, args.turns, stored)
+        result = await run(store, state, bundle, args.turns, stored, lambda: FileStore(state))
     finally:
         await store.close()
     report("file store", args.turns, args.window, result)
@@ -214,7 +228,14 @@ async def dynamodb_store(args: argparse.Namespace, tmp: Path) -> None:
             return total
 
         try:
-            result = await run(store, tmp / "ddb-state", bundle, args.dynamo_turns, stored)
+            result = await run(
+                store,
+                tmp / "ddb-state",
+                bundle,
+                args.dynamo_turns,
+                stored,
+                lambda: DynamoDBStore(settings, blobs=S3Blobs(s3, "bench-blobs")),
+            )
         finally:
             await store.close()
             client.close()

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.engine.turn.closed_calls import IN_DOUBT
 from tests.emulator.helpers import Emulated, StandIn
 
 SETTLED = ("idle", "completed", "failed")
@@ -137,8 +138,10 @@ def _approve_all(server: Emulated, session_id: str) -> None:
         )
 
 
-def _reminders(events: list[dict[str, Any]]) -> tuple[set[str], int]:
-    """The reminders a session's tools armed, and how many reminder messages came back."""
+def _reminders(events: list[dict[str, Any]]) -> tuple[set[str], int, int]:
+    """The reminders a session's tools armed, how many reminder messages came back, and
+    how many `remind_me` calls were cut off while running (a killed turn: each may have
+    armed its reminder before it died, so it may fire once, or not at all)."""
     armed = {
         m
         for e in events
@@ -150,7 +153,21 @@ def _reminders(events: list[dict[str, Any]]) -> tuple[set[str], int]:
         for e in events
         if e["type"] == "message.received" and e["data"].get("source") == "reminder"
     )
-    return armed, fired
+    reminding = {
+        call["callId"]
+        for e in events
+        if e["type"] == "actions.requested"
+        for call in e["data"].get("actions", [])
+        if call.get("toolName") == "remind_me"
+    }
+    in_doubt = sum(
+        1
+        for e in events
+        if e["type"] == "action.result"
+        and e["data"].get("callId") in reminding
+        and e["data"].get("error") == IN_DOUBT
+    )
+    return armed, fired, in_doubt
 
 
 def _quiet(server: Emulated, board: Board, session_ids: list[str], deadline: float) -> None:
@@ -165,7 +182,7 @@ def _quiet(server: Emulated, board: Board, session_ids: list[str], deadline: flo
                 _approve_all(server, session_id)
             if status not in SETTLED:
                 continue
-            armed, fired = _reminders(server.events(session_id))
+            armed, fired, _ = _reminders(server.events(session_id))
             if fired >= len(armed):
                 pending.discard(session_id)
         if pending:
@@ -208,10 +225,10 @@ def check(server: Emulated, standin: StandIn, session_ids: list[str], timeout: f
         if indexes != list(range(len(indexes))):
             out.gaps.append(f"{session_id}: {indexes}")
         out.failed_turns += sum(1 for e in events if e["type"] == "turn.failed")
-        armed, fired = _reminders(events)
+        armed, fired, in_doubt = _reminders(events)
         out.reminders_armed += len(armed)
         out.reminders_fired += min(fired, len(armed))
-        if fired > len(armed):
+        if fired > len(armed) + in_doubt:
             out.reminders_twice.append(session_id)
         missed = hooks.missed({(session_id, i) for i in indexes}, hook_deadline)
         if missed:
@@ -232,3 +249,19 @@ def run_sessions(
             s for s in pool.map(lambda _: drive_session(server, board, timeout), range(count)) if s
         ]
     return check(server, standin, ids, timeout)
+
+
+def timeline(server: Emulated) -> str:
+    """Each session's events in short, and the emulator's lines about reminders and
+    schedules: what a failed run needs to be understood from its log alone."""
+    lines: list[str] = []
+    for session_id, status in sorted(server.statuses().items()):
+        lines.append(f"{session_id} ({status}):")
+        for e in server.events(session_id):
+            data = e.get("data") or {}
+            detail = {k: data[k] for k in ("source", "callId", "toolName", "error") if k in data}
+            lines.append(f"  {e['index']} {e['at']} {e['type']} {json.dumps(detail)}")
+    lines += [
+        line for line in server.log_lines if re.search("remind|schedul|Scheduler|failed:", line)
+    ]
+    return "\n".join(lines)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.emulator.chaos_driver import run_sessions
+from tests.emulator.chaos_driver import run_sessions, timeline
 from tests.emulator.helpers import emulated, stand_in, write_agent
 
 # In the default run: the faults come from the seed, and every wait is on the server's own
@@ -33,8 +33,9 @@ def test_promises_hold_under_chaos(tmp_path: Path, seed: int) -> None:
     with stand_in() as standin, emulated(project, standin, "--chaos", spec) as server:
         outcome = run_sessions(server, standin, SESSIONS, timeout=120)
         chaos = server.chaos_lines()
+        detail = timeline(server) if outcome.problems() else ""
     assert outcome.sessions == SESSIONS  # every conversation was accepted
     # The faults were really injected, each logged with its seed.
     assert chaos
     assert all(f"seed={seed}" in line for line in chaos)
-    assert outcome.problems() == [], outcome
+    assert outcome.problems() == [], f"{outcome}\n{detail}"

@@ -218,6 +218,53 @@ async def test_a_stale_store_cannot_append_to_a_deleted_session(
     assert await writer.read(record.id) == []
 
 
+def items_returned(store: DynamoDBStore) -> list[int]:
+    """The item count of each query the store sends from now on."""
+    counts: list[int] = []
+
+    def after_query(parsed: dict[str, Any], **_: Any) -> None:
+        counts.append(int(parsed.get("Count", 0)))
+
+    store._caller.client.meta.events.register("after-call.dynamodb.Query", after_query)
+    return counts
+
+
+async def test_a_reread_queries_only_the_events_appended_since(
+    dynamodb_store_factory: Factory,
+) -> None:
+    reader = dynamodb_store_factory()
+    writer = dynamodb_store_factory(settings=reader.settings)
+    record = await new_session(writer)
+    await writer.append(record.id, [note(str(i)) for i in range(50)])
+    assert len(await reader.read(record.id)) == 50
+    counts = items_returned(reader)
+
+    await writer.append(record.id, [note("50"), note("51")])  # another process's appends
+    again = await reader.read(record.id)
+
+    assert [e.data["text"] for e in again] == [str(i) for i in range(52)]
+    assert counts == [2]
+    assert [e.index for e in await reader.read(record.id, 10, 5)] == [10, 11, 12, 13, 14]
+    assert counts == [2, 0]  # the window was kept; one empty query looked for a fence
+
+
+async def test_a_store_that_has_read_a_session_sees_another_store_delete_it(
+    dynamodb_store_factory: Factory,
+) -> None:
+    reader = dynamodb_store_factory()
+    deleter = dynamodb_store_factory(settings=reader.settings)
+    record = await new_session(reader)
+    await reader.append(record.id, [note("a"), note("b")])
+    assert len(await reader.read(record.id)) == 2
+
+    assert await deleter.delete_session(record.id)
+
+    assert await reader.read(record.id) == []
+    assert await reader.read(record.id, 0, 1) == []
+    with pytest.raises(SessionNotFound):
+        await reader.append(record.id, [note("c")])
+
+
 # large events
 
 

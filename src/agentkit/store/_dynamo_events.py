@@ -23,6 +23,7 @@ from agentkit.store._dynamo_schema import (
     EVENTS_SORT_KEY,
     KIND_DELETED,
 )
+from agentkit.store._dynamo_seen import SeenEvents, contiguous
 from agentkit.store._dynamo_session_ops import SessionOps
 from agentkit.store._dynamo_stream import chunk_query
 from agentkit.store.blobs import BlobStore
@@ -42,6 +43,8 @@ class DynamoEvents(SessionOps):
     # The next index this store expects per session: a guess, checked by every put.
     _next: dict[str, int]
     _gates: Gates
+    # Each session's events read so far, so a read queries only the items after them.
+    _seen: SeenEvents
     # Where payloads over `LARGE_PAYLOAD_BYTES` go (S3, or chunk items of the events table).
     blobs: BlobStore
     # The current trace context as W3C headers, stored on each event item (see `dynamodb.py`).
@@ -113,6 +116,7 @@ class DynamoEvents(SessionOps):
                 ]
             if any(old and codec.item_kind(old) == KIND_DELETED for old in existing):
                 self._next.pop(session_id, None)
+                self._seen.forget(session_id)
                 raise SessionNotFound(session_id)
             attempt += 1
             if time.monotonic() > deadline:
@@ -220,6 +224,48 @@ class DynamoEvents(SessionOps):
         start = max(0, int(start))
         if limit is not None and limit <= 0:
             return []
+        window = slice(start, None if limit is None else start + limit)
+        seen = self._seen.count(session_id)
+        if seen and start <= seen:
+            # Only the items after those already read; at least one, so a deletion's fence
+            # is noticed even when the kept events answer the whole read.
+            first = seen
+            want = None if limit is None else max(1, start + limit - seen)
+        else:
+            first, want = start, limit
+        fetched = await self._fetch(session_id, first, want)
+        if fetched is None:
+            self._seen.forget(session_id)
+            return []
+        events, sizes = fetched
+        kept = self._seen.extend(session_id, first, events, sizes, window)
+        if kept is None and first == start:
+            kept = events
+        elif kept is None:  # what was kept changed under this read: read the window afresh
+            again = await self._fetch(session_id, start, limit)
+            kept = [] if again is None else again[0]
+        return await restore(kept, self.blobs)
+
+    async def _fetch(
+        self, session_id: str, start: int, limit: int | None
+    ) -> tuple[list[Event], list[int]] | None:
+        """The events from index `start` on (at most `limit`) up to the first gap, with
+        their items' sizes; None when the session was deleted."""
+        items = await self._query_events(session_id, start, limit)
+        if any(codec.item_kind(item) == KIND_DELETED for item in items):
+            return None
+        large = [item for item in items if codec.blob_ref(item) is not None]
+        decoded = await asyncio.gather(*(self._decode(item) for item in large))
+        joined = {id(item): event for item, event in zip(large, decoded, strict=True)}
+        events = contiguous(
+            [joined.get(id(item)) or codec.event_from_item(item) for item in items], start
+        )
+        return events, [codec.item_size(item) for item in items[: len(events)]]
+
+    async def _query_events(
+        self, session_id: str, start: int, limit: int | None
+    ) -> list[dict[str, Any]]:
+        """The event items from index `start` on (at most `limit`), in order."""
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "TableName": self._events,
@@ -236,13 +282,7 @@ class DynamoEvents(SessionOps):
             if not page.get("LastEvaluatedKey"):
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        if any(codec.item_kind(item) == KIND_DELETED for item in items):
-            return []
-        large = [item for item in items if codec.blob_ref(item) is not None]
-        decoded = await asyncio.gather(*(self._decode(item) for item in large))
-        joined = {id(item): event for item, event in zip(large, decoded, strict=True)}
-        events = [joined.get(id(item)) or codec.event_from_item(item) for item in items]
-        return await restore(events, self.blobs)
+        return items
 
     async def _decode(self, item: dict[str, Any]) -> Event:
         ref = codec.blob_ref(item)

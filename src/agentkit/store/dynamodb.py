@@ -61,10 +61,12 @@ a deleted session can never grow events again. Stream consumers should filter to
 `kind = event` inserts (`EVENTS_STREAM_FILTER_PATTERN`).
 
 Reads that need order (`read`, `follow`, the end of the stream, leases) are strongly
-consistent; every query paginates. DynamoDB cannot notify, so `follow` polls with a short
-backoff (50 ms growing to 500 ms). Requests run in the stores' own worker threads (`_offload`)
-with botocore's standard retry mode; every error becomes a `StoreError`. The requests
-made and the capacity units reported (`ReturnConsumedCapacity`) are counted in `usage`;
+consistent; every query paginates. A store keeps the events it has read per session
+(`_dynamo_seen`) and queries only the items after them. DynamoDB cannot notify, so
+`follow` polls with a short backoff (50 ms growing to 500 ms). Requests run in the stores'
+own worker threads (`_offload`) with botocore's standard retry mode; every error becomes a
+`StoreError`. The requests made and the capacity units reported (`ReturnConsumedCapacity`)
+are counted in `usage`;
 `usage.estimated_write_units` applies DynamoDB's pricing rules to the item sizes, for
 local servers that report made-up capacity.
 
@@ -111,6 +113,7 @@ from agentkit.store._dynamo_schema import (
     events_table_definition,
     sessions_table_definition,
 )
+from agentkit.store._dynamo_seen import SeenEvents
 from agentkit.store._dynamo_stream import chunk_query, read_stream_event, stream_trace_context
 from agentkit.store._offload import offload
 from agentkit.store.blobs import BlobStore
@@ -191,6 +194,7 @@ class DynamoDBStore(DynamoEvents):
         # The next index this store expects per session: a guess, checked by every put.
         self._next: dict[str, int] = {}
         self._gates = Gates()
+        self._seen = SeenEvents()
 
     # -- counters for benchmarks -----------------------------------------------------------
 
@@ -219,6 +223,7 @@ class DynamoDBStore(DynamoEvents):
         await self._delete_session_items(record)
         await self._stub_events(session_id, fence)
         self._next.pop(session_id, None)
+        self._seen.forget(session_id)
         return True
 
     async def _fence(self, session_id: str) -> int:
