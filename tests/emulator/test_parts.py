@@ -230,3 +230,57 @@ def test_a_partial_batch_failure_is_redelivered_from_the_first_failed_record() -
     answer = {"batchItemFailures": [{"itemIdentifier": "11"}, {"itemIdentifier": "12"}]}
     assert _first_failure(answer, records) == 1
     assert _first_failure({"batchItemFailures": []}, records) is None
+
+
+def test_a_table_query_reads_its_partition_in_range_order_and_pages(
+    dynamodb_endpoint: str,
+) -> None:
+    """The server hands moto's query only the partition it names: ranges, both orders,
+    limits and paging still answer as DynamoDB does, with other partitions around."""
+    import uuid
+
+    import boto3
+
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    table = f"query-{uuid.uuid4().hex[:8]}"
+    dynamodb.create_table(
+        TableName=table,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "n", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+    def query(**extra: Any) -> tuple[list[int], Any]:
+        page = dynamodb.query(
+            TableName=table,
+            KeyConditionExpression="pk = :p AND n >= :from",
+            ExpressionAttributeValues={":p": {"S": "b"}, ":from": {"N": "5"}},
+            ConsistentRead=True,
+            **extra,
+        )
+        return [int(i["n"]["N"]) for i in page["Items"]], page.get("LastEvaluatedKey")
+
+    try:
+        for pk in ("a", "b", "c"):
+            for n in (11, 3, 7, 5, 9, 1):  # written out of order
+                dynamodb.put_item(TableName=table, Item={"pk": {"S": pk}, "n": {"N": str(n)}})
+
+        assert query() == ([5, 7, 9, 11], None)
+        assert query(ScanIndexForward=False, Limit=1)[0] == [11]
+        first, cursor = query(Limit=2)
+        assert first == [5, 7] and cursor == {"pk": {"S": "b"}, "n": {"N": "7"}}
+        assert query(ExclusiveStartKey=cursor) == ([9, 11], None)
+    finally:
+        dynamodb.delete_table(TableName=table)
