@@ -124,31 +124,9 @@ def test_a_cancelled_transaction_never_reaches_a_stream_reader(dynamodb_endpoint
 def test_a_cancelled_transaction_leaves_every_item_as_it_was(dynamodb_endpoint: str) -> None:
     """The server backs up only the items a transaction names: once it is cancelled, an
     updated item has its old attributes, a put item is gone, a deleted one is back."""
-    import uuid
-
-    import boto3
     from botocore.exceptions import ClientError
 
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb_endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    table = f"rollback-{uuid.uuid4().hex[:8]}"
-    dynamodb.create_table(
-        TableName=table,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "N"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    dynamodb, table = keyed_table(dynamodb_endpoint, "rollback")
 
     def key(sk: int) -> dict[str, Any]:
         return {"pk": {"S": "s"}, "sk": {"N": str(sk)}}
@@ -237,50 +215,57 @@ def test_a_table_query_reads_its_partition_in_range_order_and_pages(
 ) -> None:
     """The server hands moto's query only the partition it names: ranges, both orders,
     limits and paging still answer as DynamoDB does, with other partitions around."""
+
+    dynamodb, table = keyed_table(dynamodb_endpoint, "query")
+
+    def query(**extra: Any) -> tuple[list[int], Any]:
+        page = dynamodb.query(
+            TableName=table,
+            KeyConditionExpression="pk = :p AND sk >= :from",
+            ExpressionAttributeValues={":p": {"S": "b"}, ":from": {"N": "5"}},
+            ConsistentRead=True,
+            **extra,
+        )
+        return [int(i["sk"]["N"]) for i in page["Items"]], page.get("LastEvaluatedKey")
+
+    try:
+        for pk in ("a", "b", "c"):
+            for n in (11, 3, 7, 5, 9, 1):  # written out of order
+                dynamodb.put_item(TableName=table, Item={"pk": {"S": pk}, "sk": {"N": str(n)}})
+
+        assert query() == ([5, 7, 9, 11], None)
+        assert query(ScanIndexForward=False, Limit=1)[0] == [11]
+        first, cursor = query(Limit=2)
+        assert first == [5, 7] and cursor == {"pk": {"S": "b"}, "sk": {"N": "7"}}
+        assert query(ExclusiveStartKey=cursor) == ([9, 11], None)
+    finally:
+        dynamodb.delete_table(TableName=table)
+
+
+def keyed_table(endpoint: str, prefix: str) -> tuple[Any, str]:
+    """A client of the server and a new table keyed (pk S, sk N), named from `prefix`."""
     import uuid
 
     import boto3
 
     dynamodb = boto3.client(
         "dynamodb",
-        endpoint_url=dynamodb_endpoint,
+        endpoint_url=endpoint,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
         region_name="us-east-1",
     )
-    table = f"query-{uuid.uuid4().hex[:8]}"
+    table = f"{prefix}-{uuid.uuid4().hex[:8]}"
     dynamodb.create_table(
         TableName=table,
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "n", "KeyType": "RANGE"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
         ],
         AttributeDefinitions=[
             {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "n", "AttributeType": "N"},
+            {"AttributeName": "sk", "AttributeType": "N"},
         ],
         BillingMode="PAY_PER_REQUEST",
     )
-
-    def query(**extra: Any) -> tuple[list[int], Any]:
-        page = dynamodb.query(
-            TableName=table,
-            KeyConditionExpression="pk = :p AND n >= :from",
-            ExpressionAttributeValues={":p": {"S": "b"}, ":from": {"N": "5"}},
-            ConsistentRead=True,
-            **extra,
-        )
-        return [int(i["n"]["N"]) for i in page["Items"]], page.get("LastEvaluatedKey")
-
-    try:
-        for pk in ("a", "b", "c"):
-            for n in (11, 3, 7, 5, 9, 1):  # written out of order
-                dynamodb.put_item(TableName=table, Item={"pk": {"S": pk}, "n": {"N": str(n)}})
-
-        assert query() == ([5, 7, 9, 11], None)
-        assert query(ScanIndexForward=False, Limit=1)[0] == [11]
-        first, cursor = query(Limit=2)
-        assert first == [5, 7] and cursor == {"pk": {"S": "b"}, "n": {"N": "7"}}
-        assert query(ExclusiveStartKey=cursor) == ([9, 11], None)
-    finally:
-        dynamodb.delete_table(TableName=table)
+    return dynamodb, table

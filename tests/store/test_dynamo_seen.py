@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentkit.events import Event
-from agentkit.store._dynamo_seen import SeenEvents, contiguous
+from agentkit.events import Event, contiguous
+from agentkit.store._dynamo_seen import SeenEvents
 
 ALL = slice(0, None)
 

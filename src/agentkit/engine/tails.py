@@ -29,7 +29,7 @@ import asyncio
 from dataclasses import dataclass
 
 from agentkit.errors import AgentkitError
-from agentkit.events import Event
+from agentkit.events import Event, contiguous
 from agentkit.store.base import PinsSessions, Store
 
 _TRIM_AT = 256  # events every follower is past before the buffer is cut down
@@ -44,20 +44,6 @@ class Batch:
 
 
 _EMPTY = Batch([], b"")
-
-
-def _contiguous(events: list[Event], start: int) -> list[Event]:
-    """The run of `events` that goes on from index `start` with no gap."""
-    run: list[Event] = []
-    expected = start
-    for event in events:
-        if event.index < expected:
-            continue
-        if event.index != expected:
-            break
-        run.append(event)
-        expected += 1
-    return run
 
 
 class SessionTails:
@@ -140,7 +126,7 @@ class _Tail:
         try:
             while True:
                 found = await store.follow(sid, self.end, self.tails.wait)
-                fresh = _contiguous(found, self.end)
+                fresh = contiguous(found, self.end)
                 if fresh:
                     self.events.extend(fresh)
                     self.lines.extend(e.to_line() for e in fresh)
@@ -264,7 +250,7 @@ class Subscription:
             found = await self._tail.tails.store.read(self.session_id, self.position)
         except AgentkitError:
             return None
-        fresh = _contiguous(found, self.position)
+        fresh = contiguous(found, self.position)
         if not fresh:
             return None
         self.position = fresh[-1].index + 1

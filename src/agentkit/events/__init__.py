@@ -43,7 +43,15 @@ from agentkit.events.vocabulary import (
     TurnStarted,
     Usage,
 )
-from agentkit.events.wire import Event, EventDraft, draft, escape_line_breaks, iso_utc, now_iso
+from agentkit.events.wire import (
+    Event,
+    EventDraft,
+    contiguous,
+    draft,
+    escape_line_breaks,
+    iso_utc,
+    now_iso,
+)
 
 __all__ = [
     "NO_USAGE",
@@ -85,6 +93,7 @@ __all__ = [
     "TurnFailed",
     "TurnStarted",
     "Usage",
+    "contiguous",
     "draft",
     "escape_line_breaks",
     "iso_utc",

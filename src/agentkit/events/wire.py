@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -193,3 +194,22 @@ class Event(
             data=d.data,
             turn_id=d.turn_id,
         )
+
+
+def contiguous(events: Sequence[Event], start: int) -> list[Event]:
+    """The run of `events` (in index order) that goes on from index `start` with no gap;
+    events before `start` are skipped.
+
+    A reader's position must never pass an event it has not seen: a store read can return
+    part of a batch being written (a DynamoDB query is not isolated from a transaction), so
+    readers stop at the first missing index and find the rest on their next read."""
+    run: list[Event] = []
+    expected = start
+    for event in events:
+        if event.index < expected:
+            continue
+        if event.index != expected:
+            break
+        run.append(event)
+        expected += 1
+    return run

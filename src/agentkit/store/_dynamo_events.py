@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentkit.errors import LeaseLost, SessionNotFound, StoreError
-from agentkit.events import Event, EventDraft
+from agentkit.events import Event, EventDraft, contiguous
 from agentkit.store import _dynamo_codec as codec
 from agentkit.store._dynamo_calls import (
     ConditionFailed,
@@ -23,7 +23,7 @@ from agentkit.store._dynamo_schema import (
     EVENTS_SORT_KEY,
     KIND_DELETED,
 )
-from agentkit.store._dynamo_seen import SeenEvents, contiguous
+from agentkit.store._dynamo_seen import SeenEvents
 from agentkit.store._dynamo_session_ops import SessionOps
 from agentkit.store._dynamo_stream import chunk_query
 from agentkit.store.blobs import BlobStore

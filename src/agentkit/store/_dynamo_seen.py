@@ -92,15 +92,3 @@ class SeenEvents:
         found = self._kept.pop(session_id, None)
         if found is not None:
             self._size -= found.size
-
-
-def contiguous(events: list[Event], start: int) -> list[Event]:
-    """The leading run of `events` whose indexes go `start`, `start + 1`, … without a gap.
-
-    A query is not isolated from a transaction being written: it can return some of a
-    batch's items before the others. Stopping at the first gap keeps a reader's position
-    from passing an event it has not seen; the next read finds it."""
-    for offset, event in enumerate(events):
-        if event.index != start + offset:
-            return events[:offset]
-    return events
