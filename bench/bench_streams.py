@@ -86,10 +86,22 @@ def fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int, stat: str = "") -> float:
     # Fields after the command name (which may hold spaces): utime and stime are 14 and 15.
-    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    rest = Path(stat or f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds per thread of `pid`, keyed "<tid> <name>" (the event loop's is the pid)."""
+    found: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            found[f"{task.name} {name}"] = cpu_seconds(pid, str(task / "stat"))
+        except OSError:
+            continue  # the thread ended
+    return found
 
 
 @dataclass
@@ -102,6 +114,8 @@ class Result:
     fds_idle: int = 0
     fds_streams: int = 0
     idle_core: float = 0.0
+    idle_threads: dict[str, float] = field(default_factory=dict)  # the busy ones, idle
+    pid: int = 0
     turns: int = 0
     events: int = 0
 
@@ -199,9 +213,17 @@ async def drive(port: int, prefix: str, pid: int, args: argparse.Namespace, resu
         result.kb_per_stream = (rss_kb(pid) - sessions_rss) / args.clients
         result.fds_streams = fds(pid)
 
-        before, t0 = cpu_seconds(pid), time.monotonic()
+        result.pid = pid
+        before, threads, t0 = cpu_seconds(pid), thread_cpu(pid), time.monotonic()
         await asyncio.sleep(args.idle_seconds)
-        result.idle_core = (cpu_seconds(pid) - before) / (time.monotonic() - t0)
+        took = time.monotonic() - t0
+        result.idle_core = (cpu_seconds(pid) - before) / took
+        after = thread_cpu(pid)
+        result.idle_threads = {
+            key: (after[key] - threads.get(key, 0.0)) / took
+            for key in after
+            if after[key] > threads.get(key, 0.0)
+        }
 
         load.set()
         posts: set[asyncio.Task[None]] = set()
@@ -326,6 +348,9 @@ def report(name: str, r: Result) -> None:
           f"{r.kb_per_stream:.1f} KB; descriptors {r.fds_idle} idle, {r.fds_streams} "
           f"with streams open")  # fmt: skip
     print(f"  idle with every stream open: {r.idle_core * 100:.2f}% of a core")
+    for key, share in sorted(r.idle_threads.items(), key=lambda kv: -kv[1]):
+        where = "the event loop" if key.split()[0] == str(r.pid) else "another thread"
+        print(f"    thread {key} ({where}): {share * 100:.2f}%")
 
 
 def main() -> None:

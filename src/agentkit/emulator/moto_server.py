@@ -42,6 +42,7 @@ import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
+from moto.dynamodb.comparisons import get_comparison_func
 class _TablesByReference:  # moto's module sees this as `copy`: tables are not copied
     def __getattr__(self, name):
         return getattr(copy, name)
@@ -89,9 +90,16 @@ def query(self, hash_key, range_comparison, range_objs, *rest, **kwargs):
     index_name = rest[4] if len(rest) > 4 else kwargs.get("index_name")
     if index_name or hash_key is None or self.range_key_attr is None:
         return _query(self, hash_key, range_comparison, range_objs, *rest, **kwargs)
-    found = sorted(self.items.get(hash_key, {}).values(), key=lambda item: item.range_key)
+    # By the keys' plain values: DynamoType's own comparisons are Python calls each.
+    keyed = sorted(
+        ((item.range_key.cast_value, item) for item in self.items.get(hash_key, {}).values()),
+        key=lambda pair: pair[0],
+    )
     if range_comparison:
-        found = [i for i in found if i.range_key.compare(range_comparison, range_objs)]
+        test = get_comparison_func(range_comparison)
+        bounds = [obj.cast_value for obj in range_objs]
+        keyed = [pair for pair in keyed if test(pair[0], *bounds)]
+    found = [item for _, item in keyed]
     self.all_items = lambda: found  # moto's query starts from every item of the table
     try:
         return _query(self, hash_key, range_comparison, range_objs, *rest, **kwargs)
