@@ -29,10 +29,12 @@ follower kept a copy of every line it took; full collections of the objects aliv
 start-up were most of the p95 (`serve` now freezes them); `serve`'s 1,000-connection
 default refused the bench's streams.
 
-Last run (1,000 streams, 20 turns/s for 60 s, shared two-core machine at load ~6):
-agentkit p50 2.1 ms, p95 18.8 ms; baseline p50 2.6 ms, p95 18.2 ms (1.03x); errors 0;
-49.2 KB per idle open stream (baseline 34.0), 12.4 KB per idle session; descriptors 536
-idle, 1,536 with streams open; 1.6% of a core idle with every stream open (baseline 0.2%).
+Last run (1,000 streams, 20 turns/s for 60 s, quiet two-core machine): agentkit p50 1.2 ms,
+p95 2.5 ms; baseline p50 1.3 ms, p95 1.8 ms (1.41x); errors 0; 50.0 KB per idle open
+stream (baseline 34.0), 12.3 KB per idle session; descriptors 536 idle, 1,539 with
+streams open; 0.8% of a core idle with every stream open (baseline 0.3%), nearly all of it
+the event loop's thread. On the same machine under other test suites: p95 5 to 19 ms,
+idle 1.6% to 2.4%.
 First run: p50 853 ms, p95 3,972 ms, 52.3 KB per stream, 9.5% of a core idle.
 
     python bench/bench_streams.py                  # short: 100 clients, 10 turns/s, 10 s
