@@ -59,7 +59,7 @@ def test_kept_bytes_are_bounded_and_a_huge_session_is_not_kept() -> None:
     seen.extend("f", 0, events("f", 0, 1), [100], ALL)
 
     assert [seen.count(name) for name in "abcdef"] == [0, 2, 2, 2, 2, 1]
-    assert seen.extend("g", 0, events("g", 0, 1), [300], ALL) is None  # over a quarter
+    assert seen.extend("g", 0, events("g", 0, 1), [1001], ALL) is None  # over the bound
     assert seen.count("g") == 0
 
 

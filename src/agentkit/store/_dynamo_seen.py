@@ -12,6 +12,8 @@ Handing out the same event objects on every read also lets the folds carried per
 (`events.carried`) carry on, as they do over the other stores' views.
 
 Bounded: least recently used sessions go first, by count and by the bytes of their items.
+One long session may fill the bound alone (a long conversation is the case this is for);
+one larger than the bound is not kept.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from agentkit.events import Event
 
 DEFAULT_SESSIONS = 256
-DEFAULT_BYTES = 32 << 20
+DEFAULT_BYTES = 64 << 20
 
 
 class _Seen:
@@ -75,7 +77,7 @@ class SeenEvents:
             found.events.extend(events)
             found.size += added
             self._size += added
-            if found.size > self._max_bytes // 4:
+            if found.size > self._max_bytes:
                 self._forget(session_id)
                 return None
             kept = found.events[window]
