@@ -88,19 +88,22 @@ def fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def cpu_seconds(pid: int, stat: str = "") -> float:
+def cpu_seconds(stat: Path) -> float:
+    """The CPU seconds in a /proc `stat` file (a process's or one thread's)."""
     # Fields after the command name (which may hold spaces): utime and stime are 14 and 15.
-    rest = Path(stat or f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    rest = stat.read_text().rsplit(")", 1)[1].split()
     return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds per thread of `pid`, keyed "<tid> <name>" (the event loop's is the pid)."""
+    """CPU seconds per thread of `pid`, keyed by a label naming the thread (the event
+    loop's thread has the pid for its id)."""
     found: dict[str, float] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             name = (task / "comm").read_text().strip()
-            found[f"{task.name} {name}"] = cpu_seconds(pid, str(task / "stat"))
+            where = "the event loop" if task.name == str(pid) else "another thread"
+            found[f"{task.name} {name} ({where})"] = cpu_seconds(task / "stat")
         except OSError:
             continue  # the thread ended
     return found
@@ -117,7 +120,6 @@ class Result:
     fds_streams: int = 0
     idle_core: float = 0.0
     idle_threads: dict[str, float] = field(default_factory=dict)  # the busy ones, idle
-    pid: int = 0
     turns: int = 0
     events: int = 0
 
@@ -215,11 +217,11 @@ async def drive(port: int, prefix: str, pid: int, args: argparse.Namespace, resu
         result.kb_per_stream = (rss_kb(pid) - sessions_rss) / args.clients
         result.fds_streams = fds(pid)
 
-        result.pid = pid
-        before, threads, t0 = cpu_seconds(pid), thread_cpu(pid), time.monotonic()
+        stat = Path(f"/proc/{pid}/stat")
+        before, threads, t0 = cpu_seconds(stat), thread_cpu(pid), time.monotonic()
         await asyncio.sleep(args.idle_seconds)
         took = time.monotonic() - t0
-        result.idle_core = (cpu_seconds(pid) - before) / took
+        result.idle_core = (cpu_seconds(stat) - before) / took
         after = thread_cpu(pid)
         result.idle_threads = {
             key: (after[key] - threads.get(key, 0.0)) / took
@@ -351,8 +353,7 @@ def report(name: str, r: Result) -> None:
           f"with streams open")  # fmt: skip
     print(f"  idle with every stream open: {r.idle_core * 100:.2f}% of a core")
     for key, share in sorted(r.idle_threads.items(), key=lambda kv: -kv[1]):
-        where = "the event loop" if key.split()[0] == str(r.pid) else "another thread"
-        print(f"    thread {key} ({where}): {share * 100:.2f}%")
+        print(f"    thread {key}: {share * 100:.2f}%")
 
 
 def main() -> None:
