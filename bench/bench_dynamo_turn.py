@@ -142,6 +142,9 @@ class Rig:
         self.meter = Meter()
         self.meter.attach(client)
         self.store = DynamoDBStore(settings, client=client)
+        # Clients read through ApiFunction, not the TurnFunction that wrote: a store of its
+        # own, which has read nothing of the session (the store keeps what it has read).
+        self.reader = lambda: DynamoDBStore(settings, client=client)
         self.queued: list[tuple[str, str]] = []
         queued = self.queued
 
@@ -171,12 +174,14 @@ class Rig:
 
         self.store.append = append  # type: ignore[method-assign]
 
-    async def timed(self, work: Work, call: Any) -> Any:
-        self.store.usage.reset()
+    async def timed(self, work: Work, call: Any, store: Any = None) -> Any:
+        """Run `call`, adding to `work` what it cost `store` (the turns' store by default)."""
+        store = self.store if store is None else store
+        store.usage.reset()
         self.meter.reset()
         began = time.perf_counter()
         result = await call
-        work.add(self.store.usage, self.meter, time.perf_counter() - began)
+        work.add(store.usage, self.meter, time.perf_counter() - began)
         return result
 
 
@@ -192,7 +197,8 @@ async def one_tool_turns(rig: Rig, turns: int) -> Scenario:
         await rig.timed(out.turn, rig.runtime.run_turn(session_id, turn_id))
         assert rig.marks, "the turn did not complete"
         out.critical += rig.marks.pop()
-        await rig.timed(out.read_back, rig.store.read(session_id, 0))
+        reader = rig.reader()
+        await rig.timed(out.read_back, reader.read(session_id, 0), reader)
     return out
 
 
@@ -212,7 +218,8 @@ async def replayed_session(rig: Rig, turns: int) -> tuple[Work, int, int]:
             )
             token = accepted.continuation_token
     work = Work()
-    events = await rig.timed(work, rig.store.read(accepted.session_id, 0))
+    reader = rig.reader()
+    events = await rig.timed(work, reader.read(accepted.session_id, 0), reader)
     size = sum(len(msgspec.json.encode(e)) for e in events)
     return work, len(events), size
 
