@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -29,6 +30,19 @@ def schedules_in(stack: Stack) -> dict[str, dict[str, Any]]:
         for s in client.list_schedules(GroupName=stack.settings.schedule_group)["Schedules"]
     ]
     return {n: client.get_schedule(Name=n, GroupName=stack.settings.schedule_group) for n in names}
+
+
+def firing_of(schedule: dict[str, Any]) -> dict[str, Any]:
+    """The event Scheduler hands SchedulerFunction when a reminder's `at()` schedule
+    fires: events/scheduler/reminder.json with that schedule's reminder and time, and an
+    execution id of its own, as each firing has."""
+    event = load_event("scheduler/reminder.json")
+    event["executionId"] = str(uuid.uuid4())
+    event["reminderId"] = json.loads(schedule["Target"]["Input"])["reminderId"]
+    expression = schedule["ScheduleExpression"]
+    assert expression.startswith("at("), expression
+    event["scheduledTime"] = expression.removeprefix("at(").removesuffix(")") + "Z"
+    return event
 
 
 def test_schedule_firing_starts_a_task_session(aws_stack: Stack) -> None:
@@ -70,8 +84,8 @@ def test_reminder_created_by_a_tool_is_armed_and_fires(aws_stack: Stack) -> None
     assert payload["kind"] == "reminder"
     assert schedule["Target"]["Arn"] == TARGET_ARN
 
-    fired = load_event("scheduler/reminder.json")
-    fired["reminderId"] = payload["reminderId"]
+    fired = firing_of(schedule)
+    assert fired["reminderId"] == payload["reminderId"]
     assert scheduler.handler(fired, FakeContext())["ok"] is True
     aws_stack.run_turns()
     types = event_types(aws_stack, session_id)

@@ -5,16 +5,15 @@ the real event shape from events/scheduler/, on the DynamoDB store (moto server)
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from agentkit.aws.handlers import _common, scheduler
 from agentkit.models.scripted import Step, call
-from tests.aws.conftest import FakeContext, Stack, load_event, script
+from tests.aws.conftest import FakeContext, Stack, script
 from tests.aws.test_flow import api_call, body_of, event_types
-from tests.aws.test_scheduler import schedules_in
+from tests.aws.test_scheduler import firing_of, schedules_in
 
 
 class Killed(BaseException):
@@ -32,9 +31,7 @@ def due_reminder(stack: Stack) -> tuple[str, dict[str, Any]]:
     session_id = body_of(api_call("api/create-session.json"))["sessionId"]
     stack.run_turns()
     ((_, first),) = schedules_in(stack).items()
-    event = load_event("scheduler/reminder.json")
-    event["reminderId"] = json.loads(first["Target"]["Input"])["reminderId"]
-    return session_id, event
+    return session_id, firing_of(first)
 
 
 def die_during(
@@ -50,7 +47,7 @@ def die_during(
     reminders = stack.host.reminders
     real_fire = reminders.fire
 
-    async def dying_fire(reminder_id: str, *, strict: bool = False) -> Any:
+    async def dying_fire(reminder_id: str, **_: Any) -> Any:
         if after_delivery:
             record = await reminders.get(reminder_id)
             assert record is not None and record.session_id is not None

@@ -20,7 +20,7 @@ from agentkit.models.scripted import Step, call
 from agentkit.scheduling.claims import DONE_TTL
 from tests.aws.conftest import FakeContext, Stack, load_event, script
 from tests.aws.test_flow import api_call, body_of, event_types
-from tests.aws.test_scheduler import schedules_in
+from tests.aws.test_scheduler import firing_of, schedules_in
 
 WRITES = ("PutItem", "UpdateItem", "TransactWriteItems", "DeleteItem")
 
@@ -162,8 +162,7 @@ def test_a_reminder_whose_delivery_failed_is_rearmed_then_delivered(
 
     injected = fail_once(not_claims_or_reminders)
     injected.armed = True
-    fired = load_event("scheduler/reminder.json")
-    fired["reminderId"] = reminder_id
+    fired = firing_of(first)
     result = scheduler.handler(fired, FakeContext())
     assert injected.failed, "no write was failed"
     assert result["ok"] is True and result["fired"] is False
@@ -176,7 +175,7 @@ def test_a_reminder_whose_delivery_failed_is_rearmed_then_delivered(
     assert rearmed["ScheduleExpression"].startswith("at(")
     assert event_types(aws_stack, session_id).count("message.received") == 1
 
-    again = dict(fired, executionId="5e0f5a41-9b7a-4d3c-8e21-0c4b7d2f1a99")
+    again = dict(firing_of(rearmed), executionId="5e0f5a41-9b7a-4d3c-8e21-0c4b7d2f1a99")
     assert scheduler.handler(again, FakeContext())["fired"] is True
     aws_stack.run_turns()
     assert event_types(aws_stack, session_id).count("message.received") == 2

@@ -153,7 +153,7 @@ class EmulatedStack:
         self.lambdas = LambdaService(
             pools,
             self.chaos,
-            retry_delays=(60.0 * self.options.time_scale, 120.0 * self.options.time_scale),
+            retry_delays=self._retry_delays(),
             names={v: k for k, v in self.function_names.items()},
         )
         self._control_task = asyncio.create_task(
@@ -230,7 +230,16 @@ class EmulatedStack:
             # A reminder that met a busy session waits its minute on the same scale.
             busy_retry = max(1, round(60 * self.options.time_scale))
             env["AGENTKIT_REMINDER_BUSY_RETRY"] = f"{busy_retry}s"
+            # A lost firing is past its attempts once Lambda's (scaled) retry delays and
+            # three attempts are: the emulator's chaos kills an attempt within 2 s, and a
+            # reminder's firing runs no turn itself, so ten seconds each is ample.
+            grace = round(sum(self._retry_delays()) + 3 * 10.0)
+            env["AGENTKIT_REMINDER_OVERDUE_GRACE"] = f"{grace}s"
         return env
+
+    def _retry_delays(self) -> tuple[float, float]:
+        """Lambda's waits before its two retries of an asynchronous invoke, scaled."""
+        return (60.0 * self.options.time_scale, 120.0 * self.options.time_scale)
 
     async def _reconcile_schedules(self) -> None:
         """The ManifestSchedules custom resource: CloudFormation's Create request."""

@@ -9,12 +9,11 @@ variables, are in docs/observability.md:
 - `invoke_agent {agent}` per turn invocation (and per subagent run, under its `task` call):
   the session id as `gen_ai.conversation.id`, the turn id, the principal, the outcome; an
   approval the turn parks on is a span event, an interrupt ends it with its reason.
-- `chat {model}` per model call: model, token usage, finish reasons, time to first chunk.
+- `chat {model}` per model call: model, token usage, finish reasons, time to first chunk
+  (`engine.chat_telemetry`, with the GenAI client metrics of each call).
 - `execute_tool {tool}` per tool call: tool name, call id, error status.
 - `deliver_hooks` per turn's events handed to the hooks by HooksFunction, in the trace that
   recorded them (their items carry its context across the DynamoDB Streams hop).
-- the GenAI client metrics of each model call (`gen_ai.client.token.usage`,
-  `gen_ai.client.operation.duration`), once a host installs a meter provider.
 
 The trace context across a process hop (the Lambda dispatch payload) is carried by
 `engine.trace_context`.
@@ -29,8 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 from typing import Any
@@ -46,39 +44,11 @@ from agentkit.events import (
     TurnFailed,
     Usage,
 )
-from agentkit.models.base import (
-    AssistantMessage,
-    Message,
-    ModelRequest,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
 from agentkit.version import __version__
 
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 STABILITY_OPT_IN = "OTEL_SEMCONV_STABILITY_OPT_IN"
 _tracer = trace.get_tracer("agentkit", __version__)
-
-# The conventions' finish reasons, from the `Finish` stop reasons of `models.base`.
-_FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_call", "max_tokens": "length"}
-
-
-# The GenAI client metrics, with the conventions' advised buckets. Instruments made on the
-# API's proxy meter start recording once a host installs a meter provider.
-_meter = metrics.get_meter("agentkit", __version__)
-_token_usage = _meter.create_histogram(
-    "gen_ai.client.token.usage",
-    unit="{token}",
-    description="Number of input and output tokens used.",
-    explicit_bucket_boundaries_advisory=[4.0**n for n in range(14)],
-)
-_duration = _meter.create_histogram(
-    "gen_ai.client.operation.duration",
-    unit="s",
-    description="GenAI operation duration.",
-    explicit_bucket_boundaries_advisory=[0.01 * 2**n for n in range(14)],
-)
 
 # A provider named by the API's own variable is loaded on the first `get_tracer_provider()`.
 _PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
@@ -120,13 +90,13 @@ def split_model(model_id: str) -> tuple[str, str]:
     return (provider, name) if sep else (model_id, model_id)
 
 
-def _provider(attributes: dict[str, Any], provider: str) -> None:
+def set_provider(attributes: dict[str, Any], provider: str) -> None:
     attributes["gen_ai.provider.name"] = provider
     if not _latest_only():
         attributes["gen_ai.system"] = provider
 
 
-def _usage(span: Span, usage: Usage) -> None:
+def set_usage(span: Span, usage: Usage) -> None:
     span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
     span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
     if usage.cache_read_tokens:
@@ -141,7 +111,7 @@ def _fail(span: Span, exc: BaseException) -> None:
 
 
 @contextmanager
-def _active(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
+def active_span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
     """Start `name` as the current span; an interrupt is no error, anything else is."""
     span = _tracer.start_span(name, kind=kind, attributes=attributes)
     try:
@@ -159,7 +129,7 @@ def _active(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[S
         span.end()
 
 
-class _Handle:
+class SpanHandle:
     """A span handle is its own context manager when it is the no-op one: the sites below
     return it as it is when tracing is off, with no generator, span or context change."""
 
@@ -180,7 +150,7 @@ class _Handle:
 # ---- turns and subagent runs --------------------------------------------------------
 
 
-class AgentSpan(_Handle):
+class AgentSpan(SpanHandle):
     """The `invoke_agent` span of one turn invocation. `recording` is False on the no-op
     handle, which the turn loop checks before handing it each payload."""
 
@@ -229,7 +199,7 @@ class AgentSpan(_Handle):
             return
         outcome = "continued" if continued else (self.outcome or "stopped")
         span.set_attribute("agentkit.turn.outcome", outcome)
-        _usage(span, usage)
+        set_usage(span, usage)
         if cost_usd is not None:
             span.set_attribute("agentkit.cost_usd", cost_usd)
         if self.error is not None:
@@ -275,150 +245,20 @@ def _agent_span(
         attributes["agentkit.principal"] = principal
     if model_id is not None:
         provider, name = split_model(model_id)
-        _provider(attributes, provider)
+        set_provider(attributes, provider)
         attributes["gen_ai.request.model"] = name
-    with _active(f"invoke_agent {agent}", SpanKind.INTERNAL, attributes) as span:
+    with active_span(f"invoke_agent {agent}", SpanKind.INTERNAL, attributes) as span:
         yield AgentSpan(span)
 
 
-# ---- model calls --------------------------------------------------------------------
-
-
-class ChatSpan(_Handle):
-    """The `chat` span of one model call; `chunk()` marks the time to the first chunk."""
-
-    __slots__ = ("_started", "first", "span", "usage")
-
-    def __init__(self, span: Span | None) -> None:
-        self.span = span if span is not None and span.is_recording() else None
-        self._started = time.perf_counter()
-        self.first = self.span is None  # nothing to mark on the no-op handle
-        self.usage: Usage | None = None  # the call's usage, once finished (for the metrics)
-
-    def chunk(self) -> None:
-        if self.first or self.span is None:
-            return
-        self.first = True
-        seconds = time.perf_counter() - self._started
-        self.span.set_attribute("agentkit.time_to_first_chunk_s", seconds)
-        self.span.add_event("gen_ai.first_chunk")
-
-    def finish(self, usage: Usage, stop_reason: str, text: str, calls: Sequence[ToolCall]) -> None:
-        span = self.span
-        if span is None:
-            if self is not NO_CHAT:
-                self.usage = usage
-            return
-        self.usage = usage
-        reason = _FINISH_REASONS.get(stop_reason, stop_reason)
-        span.set_attribute("gen_ai.response.finish_reasons", [reason])
-        _usage(span, usage)
-        if capture_content():
-            output = _message(AssistantMessage(text, tool_calls=tuple(calls)))
-            output["finish_reason"] = reason
-            span.set_attribute("gen_ai.output.messages", _json([output]))
-
-
-NO_CHAT = ChatSpan(None)
-
-
-def chat_span(model_id: str, request: ModelRequest) -> AbstractContextManager[ChatSpan]:
-    """`chat {model}` around one streamed model call."""
-    tracing = enabled()
-    if not tracing and not metrics_enabled():
-        return NO_CHAT
-    return _chat_call(model_id, request, tracing)
-
-
-@contextmanager
-def _chat_call(model_id: str, request: ModelRequest, tracing: bool) -> Iterator[ChatSpan]:
-    """The call's span (when tracing) and its GenAI client metrics (when metering)."""
-    started = time.perf_counter()
-    chat = ChatSpan(None)
-    error: str | None = None
-    try:
-        if tracing:
-            with _chat_span(model_id, request) as chat:
-                yield chat
-        else:
-            yield chat
-    except TurnInterrupted:
-        raise
-    except BaseException as exc:
-        error = type(exc).__qualname__
-        raise
-    finally:
-        if metrics_enabled():
-            _record_call(model_id, chat.usage, time.perf_counter() - started, error)
-
-
-def _record_call(model_id: str, usage: Usage | None, seconds: float, error: str | None) -> None:
-    provider, name = split_model(model_id)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider,
-        "gen_ai.request.model": name,
-    }
-    if error is not None:
-        attributes["error.type"] = error
-    _duration.record(seconds, attributes)
-    if usage is not None:
-        _token_usage.record(usage.input_tokens, {**attributes, "gen_ai.token.type": "input"})
-        _token_usage.record(usage.output_tokens, {**attributes, "gen_ai.token.type": "output"})
-
-
-@contextmanager
-def _chat_span(model_id: str, request: ModelRequest) -> Iterator[ChatSpan]:
-    provider, name = split_model(model_id)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.request.model": name,
-        "gen_ai.request.max_tokens": request.max_tokens,
-    }
-    _provider(attributes, provider)
-    if capture_content():
-        attributes["gen_ai.system_instructions"] = _json(
-            [{"type": "text", "content": request.system}]
-        )
-        attributes["gen_ai.input.messages"] = _json([_message(m) for m in request.messages])
-        attributes["gen_ai.tool.definitions"] = _json(
-            [
-                {"type": "function", "name": t.name, "description": t.description}
-                for t in request.tools
-            ]
-        )
-    with _active(f"chat {name}", SpanKind.CLIENT, attributes) as span:
-        yield ChatSpan(span)
-
-
-def _message(message: Message) -> dict[str, Any]:
-    """One message in the conventions' shape: a role and its parts."""
-    if isinstance(message, UserMessage):
-        return {"role": "user", "parts": [{"type": "text", "content": message.text}]}
-    if isinstance(message, ToolResultMessage):
-        part = {"type": "tool_call_response", "id": message.call_id, "response": message.content}
-        return {"role": "tool", "parts": [part]}
-    assert isinstance(message, AssistantMessage)
-    parts: list[dict[str, Any]] = []
-    if message.reasoning:
-        parts.append({"type": "reasoning", "content": message.reasoning})
-    if message.text:
-        parts.append({"type": "text", "content": message.text})
-    parts.extend(
-        {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
-        for c in message.tool_calls
-    )
-    return {"role": "assistant", "parts": parts}
-
-
-def _json(value: Any) -> str:
+def content_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
 # ---- tool calls ---------------------------------------------------------------------
 
 
-class ToolSpan(_Handle):
+class ToolSpan(SpanHandle):
     """The `execute_tool` span of one call; `result()` records how it ended."""
 
     __slots__ = ("span",)
@@ -434,7 +274,9 @@ class ToolSpan(_Handle):
             span.set_status(Status(StatusCode.ERROR, error or "tool failed"))
             span.set_attribute("error.type", "tool_error")
         if capture_content():
-            span.set_attribute("gen_ai.tool.call.result", _json(error if is_error else result))
+            span.set_attribute(
+                "gen_ai.tool.call.result", content_json(error if is_error else result)
+            )
 
 
 NO_TOOL = ToolSpan(None)
@@ -458,15 +300,15 @@ def _tool_span(name: str, call_id: str, arguments: dict[str, Any]) -> Iterator[T
         "gen_ai.tool.type": "function",
     }
     if capture_content():
-        attributes["gen_ai.tool.call.arguments"] = _json(arguments)
-    with _active(f"execute_tool {name}", SpanKind.INTERNAL, attributes) as span:
+        attributes["gen_ai.tool.call.arguments"] = content_json(arguments)
+    with active_span(f"execute_tool {name}", SpanKind.INTERNAL, attributes) as span:
         yield ToolSpan(span)
 
 
 # ---- hook deliveries ----------------------------------------------------------------
 
 
-class HookSpan(_Handle):
+class HookSpan(SpanHandle):
     """The `deliver_hooks` span of one turn's events in a hook batch."""
 
     __slots__ = ("span",)
@@ -502,22 +344,25 @@ def _hook_span(conversation_id: str, turn_id: str | None, events: int) -> Iterat
     }
     if turn_id is not None:
         attributes["agentkit.turn.id"] = turn_id
-    with _active("deliver_hooks", SpanKind.CONSUMER, attributes) as span:
+    with active_span("deliver_hooks", SpanKind.CONSUMER, attributes) as span:
         yield HookSpan(span)
 
 
 __all__ = [
     "NO_SPAN",
     "AgentSpan",
-    "ChatSpan",
     "HookSpan",
+    "SpanHandle",
     "ToolSpan",
+    "active_span",
     "agent_span",
     "capture_content",
-    "chat_span",
+    "content_json",
     "enabled",
     "hook_span",
     "metrics_enabled",
+    "set_provider",
+    "set_usage",
     "split_model",
     "tool_span",
 ]

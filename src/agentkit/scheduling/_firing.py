@@ -26,13 +26,13 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from agentkit.authoring.contexts import HostServices, ReminderTick, SessionInfo
 from agentkit.cron.standard import format_instant, next_fire, parse_duration, parse_instant
 from agentkit.errors import BadRequest, Conflict, HttpError
-from agentkit.events import now_iso
+from agentkit.events import Event, now_iso
 from agentkit.reminders import ReminderRecord
 from agentkit.scheduling.limits import MAX_DELIVERY_FAILURES, ReminderLimits, delivery_backoff
 from agentkit.scheduling.timer import Clock, Recurrence, Timer, reminder_key
@@ -48,6 +48,7 @@ PRINCIPAL_MISMATCH = "principal_mismatch"
 DELIVERY_FAILED = "delivery_failed"
 HANDLER_FAILED = "handler_failed"
 SKIPPED_PAUSED = "skipped: the session is paused"
+_SCHEDULED_SKEW = timedelta(seconds=1)
 RunHandler = Callable[[ReminderTick], Any]
 Action = Literal["stop", "skip", "delivered"]
 
@@ -66,6 +67,7 @@ class ReminderStore(Protocol):
     async def list_reminders(self, *, active_only: bool = False) -> list[ReminderRecord]: ...
     async def find_session(self, channel_id: str, continuation_key: str) -> Any: ...
     async def get_session(self, session_id: str) -> Any: ...
+    async def read(self, session_id: str) -> list[Event]: ...
 
 
 class DeliveryError(Exception):
@@ -86,6 +88,18 @@ def reminder_message(record: ReminderRecord) -> str:
             f"{record.until.strip().rstrip('.')}. If that already holds, do nothing.)"
         )
     return text
+
+
+def superseded(record: ReminderRecord, scheduled_at: datetime) -> bool:
+    """Whether a firing scheduled for `scheduled_at` is for a time this one-shot has since
+    been armed past (by a busy retry, a delivery backoff or the overdue sweep): a late
+    retry of it would deliver the reminder a second time, and the firing of the time it
+    is armed for now delivers it. A recurring reminder's ticks come from its cadence, not
+    from `next_fire_at`, so they are never superseded."""
+    if record.kind in ("every", "cron") or record.next_fire_at is None:
+        return False
+    # Scheduler's `at()` has whole seconds; `next_fire_at` may carry a fraction.
+    return scheduled_at < parse_instant(record.next_fire_at) - _SCHEDULED_SKEW
 
 
 def _action_of(result: Any) -> Action | None:
@@ -133,11 +147,16 @@ class ReminderFiring:
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
-    async def _fire(self, reminder_id: str, *, by_hand: bool) -> dict[str, Any]:
+    async def _fire(
+        self, reminder_id: str, *, by_hand: bool, scheduled_at: datetime | None = None
+    ) -> dict[str, Any]:
         async with self._lock(reminder_id):
             record = await self._store.get_reminder(reminder_id)
             if record is None or record.status != "active":
                 return _not_fired(reminder_id)
+            if scheduled_at is not None and superseded(record, scheduled_at):
+                log.info("reminder %s: a late firing of a time it was armed past", record.id)
+                return {**_not_fired(reminder_id), "superseded": True}
             if record.has_handler and reminder_id not in self._handlers:
                 await self._finish(record, "disarmed", HANDLER_LOST)
                 return _not_fired(reminder_id)

@@ -6,6 +6,9 @@ prompt must not be able to set a reminder every second, or thousands of them. De
 `AGENTKIT_REMINDER_MIN_INTERVAL` (a duration: `90s`, `5m`) and
 `AGENTKIT_REMINDERS_PER_SESSION`, or by passing `ReminderLimits` to the service. A firing
 that finds its session busy tries again a minute later (`AGENTKIT_REMINDER_BUSY_RETRY`).
+A one-shot reminder still due half an hour after its time is armed again by the stack's
+sweep (`AGENTKIT_REMINDER_OVERDUE_GRACE`): its firing was lost, see
+`ReminderService.rearm_overdue`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = ["ReminderLimits", "delivery_backoff", "shortest_gap"]
 MIN_INTERVAL_ENV = "AGENTKIT_REMINDER_MIN_INTERVAL"
 PER_SESSION_ENV = "AGENTKIT_REMINDERS_PER_SESSION"
 BUSY_RETRY_ENV = "AGENTKIT_REMINDER_BUSY_RETRY"
+OVERDUE_GRACE_ENV = "AGENTKIT_REMINDER_OVERDUE_GRACE"
 # After this many failed deliveries in a row a reminder is disarmed with its last error.
 MAX_DELIVERY_FAILURES = 8
 _BACKOFF_BASE = timedelta(minutes=1)
@@ -31,12 +35,16 @@ _CRON_SAMPLES = 24  # firings looked at to find a cron expression's shortest gap
 
 @dataclass(frozen=True, slots=True)
 class ReminderLimits:
-    """How often a recurring reminder may fire, how many one session may hold, and how
-    long a firing that met a busy session waits before it tries again."""
+    """How often a recurring reminder may fire, how many one session may hold, how long
+    a firing that met a busy session waits before it tries again, and how long past its
+    time a one-shot may stay due before its firing counts as lost."""
 
     min_interval: timedelta = timedelta(seconds=60)
     per_session: int = 50
     busy_retry: timedelta = timedelta(seconds=60)
+    # Past every attempt of a firing on AWS: Lambda's two retries (about one and two
+    # minutes apart) of SchedulerFunction's 5-minute attempts, with a margin.
+    overdue_grace: timedelta = timedelta(minutes=30)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> ReminderLimits:
@@ -47,12 +55,18 @@ class ReminderLimits:
         raw_cap = env.get(PER_SESSION_ENV, "").strip()
         interval = _duration(env, MIN_INTERVAL_ENV, limits.min_interval)
         busy_retry = _duration(env, BUSY_RETRY_ENV, limits.busy_retry)
+        overdue_grace = _duration(env, OVERDUE_GRACE_ENV, limits.overdue_grace)
         cap = limits.per_session
         if raw_cap:
             if not raw_cap.isdigit() or int(raw_cap) < 1:
                 raise ValueError(f"{PER_SESSION_ENV} must be a positive whole number")
             cap = int(raw_cap)
-        return cls(min_interval=interval, per_session=cap, busy_retry=busy_retry)
+        return cls(
+            min_interval=interval,
+            per_session=cap,
+            busy_retry=busy_retry,
+            overdue_grace=overdue_grace,
+        )
 
 
 def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:

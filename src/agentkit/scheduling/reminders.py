@@ -26,9 +26,11 @@ wakes the conversation three times.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import logging
 import secrets
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -41,6 +43,7 @@ from agentkit.cron.standard import (
     validate_cron,
 )
 from agentkit.errors import BadRequest, Conflict, Forbidden, InvalidId, NotFound
+from agentkit.events import now_iso
 from agentkit.reminders import ReminderRecord, ScheduleKind
 from agentkit.scheduling._firing import (
     DELIVERY_FAILED,
@@ -289,21 +292,84 @@ class ReminderService(ReminderFiring):
             raise Conflict(f"reminder {reminder_id} is {record.status}", code="reminder_inactive")
         return await self._fire(reminder_id, by_hand=True)
 
-    async def fire(self, reminder_id: str, *, strict: bool = False) -> dict[str, Any] | None:
+    async def fire(
+        self, reminder_id: str, *, strict: bool = False, scheduled_at: datetime | None = None
+    ) -> dict[str, Any] | None:
         """What the timer calls when `reminder:<id>` comes due.
 
         Never raises unless `strict`: an error before delivery (the store could not be read,
         say) is logged and the timer re-armed a minute later, so the reminder is not lost.
         `strict` (EventBridge Scheduler on AWS) raises instead, so the invocation fails
-        and Scheduler or Lambda retries it."""
+        and Scheduler or Lambda retries it. `scheduled_at`, the time the firing was
+        scheduled for, lets a late firing of a one-shot armed again since do nothing."""
         try:
-            return await self._fire(reminder_id, by_hand=False)
+            return await self._fire(reminder_id, by_hand=False, scheduled_at=scheduled_at)
         except Exception:
             if strict:
                 raise
             log.exception("reminder %s failed to fire; retrying in a minute", reminder_id)
             await self._rearm_after_error(reminder_id)
             return None
+
+    async def rearm_overdue(self) -> builtins.list[str]:
+        """Arm again each active one-shot still due `limits.overdue_grace` past its time;
+        the ids it armed. What the stack's sweep calls.
+
+        Such a reminder's firing was lost: on AWS every attempt of it failed and Lambda
+        gave up (the record went to the failure queue, and the `at()` schedule deleted
+        itself when it fired), so nothing else would ever fire it. It is armed for now;
+        the late retry of the lost firing, should one still come, is superseded (see
+        `fire`). One whose message did reach its conversation, by an attempt that died
+        before it could say so, is counted as fired instead of delivered again. Recurring
+        reminders keep their schedule, and their next tick comes on its own."""
+        if self._timer is None:
+            return []
+        now = self._clock.now()
+        rearmed: builtins.list[str] = []
+        for record in await self._store.list_reminders(active_only=True):
+            if record.status != "active" or record.kind in ("every", "cron"):
+                continue
+            if record.next_fire_at is None:
+                continue
+            due = parse_instant(record.next_fire_at)
+            if due > now - self.limits.overdue_grace:
+                continue
+            async with self._lock(record.id):
+                current = await self.get(record.id)
+                if current is None or current.status != "active":
+                    continue
+                if current.next_fire_at != record.next_fire_at:
+                    continue  # fired or armed again meanwhile
+                if await self.delivered_since(current, due.timestamp()):
+                    log.warning("reminder %s was delivered by a firing that died", record.id)
+                    await self._after_tick(current, "delivered", current.session_id)
+                    continue
+                log.warning("reminder %s: its firing at %s was lost; armed again", record.id, due)
+                again = replace(current, next_fire_at=format_instant(now), updated_at=now_iso())
+                await self._store.put_reminder(again)
+                await self._arm(again)
+                rearmed.append(record.id)
+        return rearmed
+
+    async def delivered_since(self, record: ReminderRecord, since: float) -> bool:
+        """Whether the reminder's conversation got its message at or after `since` (epoch
+        seconds, with a second of clock skew between processes). A prompt-form reminder's
+        message is told apart from another reminder's by its text."""
+        if not record.session_id:
+            return False
+        text = None if record.has_handler else reminder_message(record)
+        for event in reversed(await self._store.read(record.session_id)):
+            if event.type != "message.received" or event.data.get("source") != "reminder":
+                continue
+            if text is not None and event.data.get("message") != text:
+                continue
+            try:
+                at = parse_instant(event.at).timestamp()
+            except ValueError:
+                continue
+            if at >= since - 1.0:
+                return True
+        return False
 
     async def _rearm_after_error(self, reminder_id: str) -> None:
         if self._timer is None:

@@ -12,7 +12,9 @@
 - `{"kind": "sweep"}` (a rate schedule of the stack): open turns with no live lease,
   quiet for longer than the lease TTL, are dispatched again (never started) or failed; and
   schedule slots the kill switch held are caught up once it is off (`aws.held_schedules`);
-  and, once a UTC day, the bucket's blobs no event names are removed (`store.blob_sweep`).
+  one-shot reminders whose firing was lost (still due half an hour on) are armed again
+  (`ReminderService.rearm_overdue`); and, once a UTC day, the bucket's blobs no event
+  names are removed (`store.blob_sweep`).
 - A CloudFormation custom resource request (`RequestType`): reconcile the stack's schedule
   group with the manifest (Create/Update) or empty it (Delete), then answer CloudFormation.
 - A Lambda destination record of TurnFunction (its retries ran out, or the invocation grew
@@ -30,6 +32,7 @@ from agentkit.aws import held_schedules
 from agentkit.aws import schedules as manifest_schedules
 from agentkit.aws.handlers._common import host, instrumented, run
 from agentkit.aws.observability import bind_turn
+from agentkit.cron.standard import parse_instant
 from agentkit.scheduling.claims import run_claimed
 
 log = logging.getLogger("agentkit.aws.scheduler")
@@ -52,6 +55,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         caught_up = run(held_schedules.catch_up_held(h))
         if caught_up:
             answer["caughtUp"] = caught_up
+        rearmed = run(h.reminders.rearm_overdue())
+        if rearmed:
+            answer["remindersRearmed"] = rearmed
         try:
             blobs = run(h.sweep_blobs())
         except Exception:  # the blob sweep is housekeeping: it never fails the turn sweep
@@ -78,7 +84,7 @@ def _fire(event: dict[str, Any], key: str, context: Any) -> dict[str, Any]:
                 return {"ok": True, **await held_schedules.hold(h, ident, datetime.now(UTC))}
             return {"ok": True, **await h.schedules.dispatch_schedule(ident)}
         # strict: an error before delivery raises, so the claim is released and retried
-        result = await h.reminders.fire(ident, strict=True)
+        result = await h.reminders.fire(ident, strict=True, scheduled_at=_scheduled(event))
         return {"ok": True, "reminderId": ident, **(result or {})}
 
     real_execution = isinstance(execution, str) and execution and not execution.startswith("<")
@@ -103,22 +109,21 @@ def _fire(event: dict[str, Any], key: str, context: Any) -> dict[str, Any]:
 
 
 async def _reminder_delivered_since(h: Any, reminder_id: str, started_at: float) -> bool:
-    """Whether the reminder's conversation got a reminder's message after `started_at`
-    (epoch seconds): an attempt that died after delivering must not deliver it again."""
+    """Whether an attempt that died after `started_at` (epoch seconds) had delivered the
+    reminder already: it must not be delivered again."""
     record = await h.reminders.get(reminder_id)
-    session_id = getattr(record, "session_id", None)
-    if not session_id:
-        return False
-    for event in await h.store.read(session_id):
-        if event.type != "message.received" or event.data.get("source") != "reminder":
-            continue
-        try:
-            at = datetime.fromisoformat(event.at.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            continue
-        if at >= started_at - 1.0:  # one second of clock skew between processes
-            return True
-    return False
+    return record is not None and bool(await h.reminders.delivered_since(record, started_at))
+
+
+def _scheduled(event: dict[str, Any]) -> datetime | None:
+    """The time Scheduler scheduled this firing for (None: absent, or a placeholder)."""
+    value = event.get("scheduledTime")
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError:
+        return None
 
 
 def _attempt_timeout(context: Any) -> float:

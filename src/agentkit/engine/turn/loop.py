@@ -435,7 +435,7 @@ class TurnRunner:
                     value.prompt,
                     guarded,
                     tools,
-                    self.execute_plain,
+                    self.execute,
                     self.d.interrupted,
                     self.d.manifest.agent.max_steps,
                 )
@@ -469,9 +469,6 @@ class TurnRunner:
             used = running.usage
             spent = spent.plus(used, self.prices.cost(running.id, used))
         return self.budget.verdict(spent, Spend()).exceeded
-
-    async def execute_plain(self, entry: ToolEntry, call: ActionCall, value: Any) -> Outcome:
-        return await self.execute(entry, call, value)
 
     async def resume_decided(self) -> None:
         """Record the results of calls whose approvals were decided, then carry on."""

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from agentkit.engine.telemetry import chat_span
+from agentkit.engine.chat_telemetry import chat_span
 from agentkit.engine.turn.recorder import DeltaBuffer
 from agentkit.errors import ModelError, TurnInterrupted
 from agentkit.events import (
