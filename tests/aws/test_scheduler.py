@@ -93,10 +93,10 @@ def test_reminder_created_by_a_tool_is_armed_and_fires(aws_stack: Stack) -> None
     assert types.count("turn.completed") == 2
 
 
-def test_lost_turn_is_recorded_as_failed(aws_stack: Stack) -> None:
-    session_id = body_of(api_call("api/create-session.json"))["sessionId"]
-    turn_id = aws_stack.dispatcher.payloads.pop()["turnId"]  # the invocation never ran
-    destination_record = {
+def lost_turn_record(session_id: str, turn_id: str) -> dict[str, Any]:
+    """The record Lambda sends TurnFunction's on-failure destination (SchedulerFunction)
+    when it gives up on the turn's invocation."""
+    return {
         "version": "1.0",
         "timestamp": "2026-11-29T20:15:00.000Z",
         "requestContext": {
@@ -109,6 +109,12 @@ def test_lost_turn_is_recorded_as_failed(aws_stack: Stack) -> None:
         "responseContext": {"statusCode": 200, "executedVersion": "$LATEST"},
         "responsePayload": {"errorMessage": "Task timed out after 900.00 seconds"},
     }
+
+
+def test_lost_turn_is_recorded_as_failed(aws_stack: Stack) -> None:
+    session_id = body_of(api_call("api/create-session.json"))["sessionId"]
+    turn_id = aws_stack.dispatcher.payloads.pop()["turnId"]  # the invocation never ran
+    destination_record = lost_turn_record(session_id, turn_id)
     result = scheduler.handler(destination_record, FakeContext())
     assert result["recorded"] is True
     events = [
@@ -140,12 +146,7 @@ def test_a_message_queued_behind_a_lost_turn_runs_once_it_is_failed(aws_stack: S
     assert queued["statusCode"] == 200, queued
     assert event_types(aws_stack, session_id).count("message.queued") == 1
     assert aws_stack.dispatcher.payloads == []  # behind the open turn, not dispatched
-    record = {
-        "requestContext": {"condition": "RetriesExhausted", "approximateInvokeCount": 3},
-        "requestPayload": {"sessionId": session_id, "turnId": turn_id},
-        "responsePayload": {"errorMessage": "Task timed out after 900.00 seconds"},
-    }
-    assert scheduler.handler(record, FakeContext())["recorded"] is True
+    assert scheduler.handler(lost_turn_record(session_id, turn_id), FakeContext())["recorded"]
     aws_stack.run_turns()
     types = event_types(aws_stack, session_id)
     assert types.count("turn.failed") == 1

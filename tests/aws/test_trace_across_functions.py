@@ -21,12 +21,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from agentkit.aws.handlers import hooks
+from agentkit.aws.handlers import hooks, scheduler
 from agentkit.engine import telemetry
 from agentkit.models.scripted import Step
 from agentkit.version import __version__
 from tests.aws.conftest import FakeContext, Stack, script
 from tests.aws.test_flow import api_call
+from tests.aws.test_scheduler import lost_turn_record
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -160,3 +161,20 @@ def test_untraced_events_carry_no_trace_context(aws_stack: Stack) -> None:
     assert records and not any("traceContext" in r["dynamodb"]["NewImage"] for r in records)
     assert hooks.handler({"Records": records}, FakeContext()) == {"batchItemFailures": []}
     assert len(aws_stack.hook_calls()) == len(records)
+
+
+def test_a_turn_lambda_gave_up_on_ends_in_a_failed_turn_span(
+    aws_stack: Stack, spans: InMemorySpanExporter
+) -> None:
+    created = create_session(TRACEPARENT)
+    session_id = json.loads(created["body"])["sessionId"]
+    turn_id = aws_stack.dispatcher.payloads.pop()["turnId"]  # every attempt of it died
+    answer = scheduler.handler(lost_turn_record(session_id, turn_id), FakeContext())
+    assert answer["recorded"] is True
+
+    [turn] = [s for s in spans.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert turn.attributes is not None
+    assert turn.attributes["gen_ai.conversation.id"] == session_id
+    assert turn.attributes["agentkit.turn.id"] == turn_id
+    assert turn.attributes["agentkit.turn.outcome"] == "failed"
+    assert "RetriesExhausted" in str(turn.attributes["agentkit.turn.error"])

@@ -321,6 +321,35 @@ def test_an_approval_wait_is_an_event_and_an_interrupt_ends_the_turn_with_its_re
     assert turn.attributes["agentkit.turn.error"] == error
 
 
+def _ended_span(spans: list[SpanRecord], session_id: str, outcome: str) -> SpanRecord:
+    [turn] = [
+        s
+        for s in _named(spans, f"invoke_agent {SLUG}")
+        if s.attributes["gen_ai.conversation.id"] == session_id
+        and s.attributes.get("agentkit.turn.outcome") == outcome
+    ]
+    return turn
+
+
+def test_a_parked_turn_stopped_from_outside_ends_in_a_span_of_its_own(
+    receiver: Receiver, served_factory: Any
+) -> None:
+    served = served_factory(_otel_env(receiver))
+    with _client() as client:
+        r = client.post(f"{served.url}/v1/session", json={"message": "wipe the notes"})
+        parked = r.json()["sessionId"]
+        read_stream(client, served.url, parked, until=of_type("action.approval_requested"))
+        receiver.wait_for(_turn_span(parked, "awaiting_approval"))
+        stopped = client.post(f"{served.url}/v1/session/{parked}/stop")
+        assert stopped.status_code == 200, stopped.text
+        [failed] = [e for e in dump(client, served.url, parked) if e["type"] == "turn.failed"]
+    spans = receiver.wait_for(_turn_span(parked, "failed"))
+    turn = _ended_span(spans, parked, "failed")
+    assert turn.attributes["agentkit.turn.id"] == failed["turnId"]
+    assert turn.attributes["agentkit.turn.error"] == failed["data"]["error"]
+    assert turn.attributes["agentkit.principal"] == bearer_principal_id(TOKEN)
+
+
 QUEUED_TRACE = "0af7651916cd43dd8448eb211c80319c"
 QUEUEING = {
     **FILES,

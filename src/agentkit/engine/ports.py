@@ -10,6 +10,7 @@ the caches, and none imports the runtime that composes them.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Protocol
 
 from agentkit.engine.dispatch import Dispatcher
@@ -42,6 +43,7 @@ class SessionPorts:
 
     __slots__ = (
         "_records",
+        "agent_name",
         "dispatcher",
         "fanout",
         "in_doubt",
@@ -68,6 +70,9 @@ class SessionPorts:
         self.in_doubt: InDoubtSettler | None = None
         # The agent's kill switch (`engine.fleet_switch`), when the host has one.
         self.switch: PauseSwitch | None = None
+        # The agent's name now (a reload may change it), for the spans of turns ended
+        # outside the turn loop (`engine.turn.ending`).
+        self.agent_name: Callable[[], str | None] = lambda: None
         # Session records seen by this process; only their immutable facts are used by turns.
         # Kept for bench/bench_dynamo_turn.py: a turn run by the process that accepted its
         # message reads no session item (one GetItem fewer among run_turn's requests). The
@@ -84,7 +89,15 @@ class SessionPorts:
     ) -> Recorder:
         """The recorder of `record`'s events; `counted=False` keeps them out of the metrics
         (a fork's copy of history, `engine.event_metrics`)."""
-        return Recorder(self.store, record, self.fanout, turn_id, lease_holder, counted=counted)
+        return Recorder(
+            self.store,
+            record,
+            self.fanout,
+            turn_id,
+            lease_holder,
+            counted=counted,
+            agent=self.agent_name(),
+        )
 
     async def record(self, record: SessionRecord, drafts: list[EventDraft]) -> list[Event]:
         """Append drafts durably, then publish them: the single recording path."""

@@ -92,6 +92,7 @@ class AgentRuntime:
         # The bundle's tools, model, prompt and experiments: replaced whole on reload.
         self.parts = AgentParts(bundle, model_resolver)
         self.ports.in_doubt = Reconciler(self)  # a lost turn's calls in doubt, settled
+        self.ports.agent_name = lambda: self.parts.manifest.agent.name
         self._direct: DirectCalls | None = None
         # A/B: the variants paused by a guardrail (the `ab` package keeps this current;
         # new sessions skip paused variants).

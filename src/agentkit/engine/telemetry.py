@@ -213,14 +213,15 @@ NO_SPAN = AgentSpan(None)
 
 
 def agent_span(
-    agent: str,
+    agent: str | None,
     *,
     conversation_id: str,
     turn_id: str | None = None,
     principal: str | None = None,
     model_id: str | None = None,
 ) -> AbstractContextManager[AgentSpan]:
-    """`invoke_agent {agent}` around one turn invocation (or one subagent run)."""
+    """`invoke_agent {agent}` around one turn invocation (or one subagent run); plain
+    `invoke_agent` when the agent's name is not known, as the conventions say."""
     if not enabled():
         return NO_SPAN
     return _agent_span(agent, conversation_id, turn_id, principal, model_id)
@@ -228,7 +229,7 @@ def agent_span(
 
 @contextmanager
 def _agent_span(
-    agent: str,
+    agent: str | None,
     conversation_id: str,
     turn_id: str | None,
     principal: str | None,
@@ -236,9 +237,10 @@ def _agent_span(
 ) -> Iterator[AgentSpan]:
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": agent,
         "gen_ai.conversation.id": conversation_id,
     }
+    if agent is not None:
+        attributes["gen_ai.agent.name"] = agent
     if turn_id is not None:
         attributes["agentkit.turn.id"] = turn_id
     if principal is not None:
@@ -247,7 +249,8 @@ def _agent_span(
         provider, name = split_model(model_id)
         set_provider(attributes, provider)
         attributes["gen_ai.request.model"] = name
-    with active_span(f"invoke_agent {agent}", SpanKind.INTERNAL, attributes) as span:
+    name = "invoke_agent" if agent is None else f"invoke_agent {agent}"
+    with active_span(name, SpanKind.INTERNAL, attributes) as span:
         yield AgentSpan(span)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentkit.engine.folds.conversation import TurnState
+from agentkit.engine.telemetry import agent_span
 from agentkit.engine.turn.closed_calls import ABANDONED, APPROVED_NOT_RUN, IN_DOUBT
 from agentkit.engine.turn.recorder import Recorder
 from agentkit.events import (
@@ -61,6 +62,17 @@ async def fail_turn(
         payloads.append(session_failed(error))
     else:
         payloads.append(SessionWaiting())
-    await recorder.emit(*payloads)
+    # The turn loop's own span never saw this end (the turn was lost, held, ended from
+    # outside, or its model could not be resolved): it gets one of its own.
+    with agent_span(
+        recorder.agent,
+        conversation_id=recorder.session.id,
+        turn_id=recorder.turn_id,
+        principal=recorder.session.principal,
+    ) as span:
+        await recorder.emit(*payloads)
+        for payload in payloads:
+            span.observe(payload)
+        span.finish(state.usage, state.cost_usd)
     state.pending.clear()
     state.terminal = True

@@ -40,6 +40,7 @@ class Recorder:
         lease_holder: str | None = None,
         *,
         counted: bool = True,
+        agent: str | None = None,
     ) -> None:
         self.store = store
         # When set, every append is fenced by this lease (`LeaseLost` once it is gone).
@@ -50,6 +51,7 @@ class Recorder:
         self.log: list[Event] | None = None  # when set, every recorded event lands here too
         # False for a fork's copy of history: what it records happened once already.
         self.counted = counted
+        self.agent = agent  # the agent's name, when the runtime knows it (for spans)
 
     async def emit(self, *payloads: Payload) -> list[Event]:
         """Append payloads as one contiguous batch; returns the recorded events."""
