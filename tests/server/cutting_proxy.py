@@ -70,10 +70,16 @@ class HangUpProxy(TcpForwarder):
     """While `hanging_up` is set, forwards each request whole, then closes both connections
     before any answer: the client gave up mid-request, and the server sees it disconnect.
     `hung_up` is set once it did. Otherwise it forwards both ways; `forwarded` is set once
-    a request went through."""
+    a request went through.
 
-    def __init__(self, target_port: int) -> None:
+    `at_work`, when given, blocks until the server is at work on the request (a test waits
+    on the server's own signal of that). The proxy hangs up only then: uvicorn answers an
+    app's first read of the body with a disconnect once the peer is gone, even a body it
+    already holds, so a hang-up that comes too soon means the request never ran at all."""
+
+    def __init__(self, target_port: int, at_work: Callable[[], object] | None = None) -> None:
         super().__init__(target_port)
+        self.at_work = at_work
         self.hanging_up = True
         self.hung_up = threading.Event()
         self.forwarded = threading.Event()
@@ -98,6 +104,8 @@ class HangUpProxy(TcpForwarder):
             body = await reader.readexactly(length)
             up_writer.write(head + body)
             await up_writer.drain()
+            if self.at_work is not None:
+                await asyncio.to_thread(self.at_work)
         for w in (writer, up_writer):
             with contextlib.suppress(OSError):
                 w.close()

@@ -16,7 +16,7 @@ import pytest
 
 from tests.fixtures.http_server import SLUG, Served
 from tests.server.cutting_proxy import CuttingProxy, HangUpProxy
-from tests.server.helpers import dump, of_type, read_stream, start_session, turn_ends
+from tests.server.helpers import Event, dump, of_type, read_stream, start_session, turn_ends
 
 pytestmark = pytest.mark.slow(reason="sends writes through a proxy to a served agent")
 
@@ -41,6 +41,11 @@ def lost(client: httpx.Client, url: str, body: dict[str, object], headers: dict[
     """Send a write whose response the proxy drops."""
     with pytest.raises(httpx.TransportError):
         client.post(url, json=body, headers=headers)
+
+
+def direct_call(event: Event) -> bool:
+    """A direct call (one outside any turn) was requested."""
+    return bool(event["type"] == "actions.requested" and not event.get("turnId"))
 
 
 def messages(client: httpx.Client, url: str, sid: str) -> list[str]:
@@ -197,6 +202,13 @@ def test_a_write_whose_client_hung_up_mid_request_is_answered_once(
             started = start_session(client, url, "weather in Porto")
             sid = started["sessionId"]
             read_stream(client, url, sid, until=turn_ends())
+            next_index = len(dump(client, url, sid))
+
+            def at_work() -> None:  # the call is on the stream: the write is running
+                with httpx.Client(timeout=30) as watcher:
+                    read_stream(watcher, url, sid, start=next_index, until=direct_call)
+
+            hang_up.at_work = at_work
             headers = key()
             body = {"input": {"label": "once"}, "sessionId": sid}
             path = f"{proxied(hang_up)}/v1/tools/slow_job"

@@ -4,7 +4,7 @@ server stopped while the attempt runs lets it finish and keep its answer, so the
 after the restart replays it.
 
 Over HTTP against `agentkit serve`. The first attempt is a direct call of the slow job in a
-session, sent through a proxy that hangs up once the request is through; the job ends
+session, sent through a proxy that hangs up once the call is on the stream; the job ends
 when the test opens its gate (a file), so nothing races a clock.
 """
 
@@ -64,9 +64,21 @@ def direct_results(client: httpx.Client, url: str, sid: str) -> list[Event]:
 
 
 def send_and_hang_up(
-    client: httpx.Client, served: Served, proxy: HangUpProxy, sid: str, headers: dict[str, str]
+    client: httpx.Client,
+    served: Served,
+    proxy: HangUpProxy,
+    sid: str,
+    headers: dict[str, str],
+    next_index: int,
 ) -> None:
-    """Start the slow job on `sid` with `headers` through `proxy`, which hangs up on it."""
+    """Start the slow job on `sid` with `headers` through `proxy`, which hangs up on it
+    once the call is on the stream from `next_index` (the write is running)."""
+
+    def at_work() -> None:
+        with httpx.Client(timeout=30) as watcher:
+            direct_call_started(watcher, served.url, sid, next_index)
+
+    proxy.at_work = at_work
     with pytest.raises(httpx.TransportError):
         client.post(
             f"{proxy.url}/{SLUG}/v1/tools/slow_job",
@@ -93,8 +105,7 @@ def test_a_retry_that_outlasts_its_wait_is_a_409_with_retry_after(
     with httpx.Client(timeout=30) as client:
         sid, next_index = idle_session(client, url)
         body["sessionId"] = sid
-        send_and_hang_up(client, served, hang_up(served), sid, headers)
-        direct_call_started(client, url, sid, next_index)
+        send_and_hang_up(client, served, hang_up(served), sid, headers, next_index)
 
         busy = client.post(f"{url}/v1/tools/slow_job", json=body, headers=headers)
         assert busy.status_code == 409, busy.text
@@ -140,8 +151,7 @@ def test_a_server_stopped_mid_write_lets_it_finish_and_the_retry_replays_it(
     headers = {"Idempotency-Key": str(uuid.uuid4())}
     with httpx.Client(timeout=30) as client:
         sid, next_index = idle_session(client, served.url)
-        send_and_hang_up(client, served, hang_up(served), sid, headers)
-        direct_call_started(client, served.url, sid, next_index)
+        send_and_hang_up(client, served, hang_up(served), sid, headers, next_index)
 
         # Stop the server while the job runs; once it is shutting down, let the job end.
         assert served.proc is not None
@@ -178,8 +188,7 @@ def test_a_write_still_running_at_the_drain_deadline_is_not_run_again(
     headers = {"Idempotency-Key": str(uuid.uuid4())}
     with httpx.Client(timeout=30) as client:
         sid, next_index = idle_session(client, served.url)
-        send_and_hang_up(client, served, hang_up(served), sid, headers)
-        direct_call_started(client, served.url, sid, next_index)
+        send_and_hang_up(client, served, hang_up(served), sid, headers, next_index)
         assert served.proc is not None
         served.proc.send_signal(signal.SIGTERM)
         assert served.proc.wait(30) == 0, served.output()
