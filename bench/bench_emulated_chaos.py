@@ -7,12 +7,13 @@ effects and how many ran twice (counted by a stand-in service), hook misses, rem
 armed and fired (and fired twice), turns that failed (killed workers), and the time taken.
 The short version is tests/emulator/test_chaos.py.
 
-Run: python bench/bench_emulated_chaos.py [SESSIONS] [SEEDS...]. Prints numbers; asserts
-nothing. It takes a while: each seed starts its own stack.
+Run: python bench/bench_emulated_chaos.py [SESSIONS] [SEEDS...] [--workers N]. Prints
+numbers; asserts nothing. It takes a while: each seed starts its own stack.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -32,8 +33,12 @@ WORKERS = 8
 
 
 def main(argv: list[str]) -> None:
-    sessions = int(argv[0]) if argv else SESSIONS
-    seeds = tuple(int(s) for s in argv[1:]) or SEEDS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sessions", type=int, nargs="?", default=SESSIONS)
+    parser.add_argument("seeds", type=int, nargs="*", default=list(SEEDS))
+    parser.add_argument("--workers", type=int, default=WORKERS, help="conversations at once")
+    args = parser.parse_args(argv)
+    sessions, seeds = args.sessions, tuple(args.seeds)
     header = (
         "seed",
         "sessions",
@@ -59,7 +64,7 @@ def main(argv: list[str]) -> None:
                 stand_in() as standin,
                 emulated(project, standin, "--chaos", f"{SPEC},seed={seed}") as server,
             ):
-                out = run_sessions(server, standin, sessions, timeout=900, workers=WORKERS)
+                out = run_sessions(server, standin, sessions, timeout=900, workers=args.workers)
                 faults = len(server.chaos_lines())
             row = (
                 seed,

@@ -242,6 +242,63 @@ def test_a_table_query_reads_its_partition_in_range_order_and_pages(
         dynamodb.delete_table(TableName=table)
 
 
+def test_a_table_query_keeps_its_range_order_as_items_are_overwritten_and_deleted(
+    dynamodb_endpoint: str,
+) -> None:
+    """The partition's ordered keys follow every write: an overwrite keeps one key, a
+    delete (plain or in a transaction) drops it, a cancelled transaction leaves it."""
+
+    dynamodb, table = keyed_table(dynamodb_endpoint, "order")
+
+    def keys(condition: str, **values: int) -> list[int]:
+        page = dynamodb.query(
+            TableName=table,
+            KeyConditionExpression=f"pk = :p AND {condition}",
+            ExpressionAttributeValues={
+                ":p": {"S": "a"},
+                **{f":{name}": {"N": str(n)} for name, n in values.items()},
+            },
+            ConsistentRead=True,
+        )
+        return [int(i["sk"]["N"]) for i in page["Items"]]
+
+    def key(n: int) -> dict[str, Any]:
+        return {"pk": {"S": "a"}, "sk": {"N": str(n)}}
+
+    try:
+        for n in (4, 2, 8, 6, 10):
+            dynamodb.put_item(TableName=table, Item=key(n))
+        dynamodb.put_item(TableName=table, Item={**key(6), "v": {"S": "again"}})
+        dynamodb.delete_item(TableName=table, Key=key(4))
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": table, "Key": key(8)}},
+                {"Put": {"TableName": table, "Item": key(7)}},
+            ]
+        )
+        with pytest.raises(dynamodb.exceptions.TransactionCanceledException):
+            dynamodb.transact_write_items(
+                TransactItems=[
+                    {"Delete": {"TableName": table, "Key": key(2)}},
+                    {
+                        "Put": {
+                            "TableName": table,
+                            "Item": key(10),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                ]
+            )
+
+        assert keys("sk BETWEEN :low AND :high", low=2, high=10) == [2, 6, 7, 10]
+        assert keys("sk < :high", high=7) == [2, 6]
+        assert keys("sk > :low", low=6) == [7, 10]
+        assert keys("sk = :at", at=8) == []
+        assert keys("sk <= :high", high=6) == [2, 6]
+    finally:
+        dynamodb.delete_table(TableName=table)
+
+
 def keyed_table(endpoint: str, prefix: str) -> tuple[Any, str]:
     """A client of the server and a new table keyed (pk S, sk N), named from `prefix`."""
     import uuid

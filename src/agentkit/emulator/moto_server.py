@@ -19,8 +19,9 @@ one stream.
 A query of a table (not of an index) gathers and sorts every item of the table, then
 keeps the one partition it names and walks all of it, measuring each item, to find the
 range asked for: a long session's reads cost the size of the whole events table. The
-server hands moto's query that partition's items in the range instead, sorted, which is
-what it would have kept.
+server keeps each partition's range keys in order as items come and go, and hands moto's
+query the items of the range it finds there by bisection, which is what moto would have
+kept: a read of the newest events costs what it returns, however long the session.
 """
 
 from __future__ import annotations
@@ -85,21 +86,70 @@ def transact_write_items(self, transact_items):
             del stream.items[length:]
         raise
 DynamoDBBackend.transact_write_items = transact_write_items
+from bisect import bisect_left, bisect_right, insort
+from collections import defaultdict
+from operator import itemgetter
+_plain = itemgetter(0)
+class _Partition(dict):  # a partition's items, and its range keys in order by plain value
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.order = sorted(((key.cast_value, key) for key in self), key=_plain)
+    def __setitem__(self, key, value):
+        if key not in self:
+            insort(self.order, (key.cast_value, key), key=_plain)
+        super().__setitem__(key, value)
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._unorder(key)
+    def pop(self, key, *default):
+        had = key in self
+        value = super().pop(key, *default)
+        if had:
+            self._unorder(key)
+        return value
+    def _unorder(self, key):
+        at = bisect_left(self.order, key.cast_value, key=_plain)
+        del self.order[at]
+    def __deepcopy__(self, memo):
+        return _Partition({copy.deepcopy(k, memo): copy.deepcopy(v, memo) for k, v in self.items()})
+    def between(self, low, high, low_open=False, high_open=False):  # keys in the range, in order
+        order = self.order
+        start, end = 0, len(order)
+        if low is not None:
+            start = (bisect_right if low_open else bisect_left)(order, low, key=_plain)
+        if high is not None:
+            end = (bisect_left if high_open else bisect_right)(order, high, key=_plain)
+        return [key for _, key in order[start:end]]
+_table_init = Table.__init__
+def table_init(self, *args, **kwargs):
+    _table_init(self, *args, **kwargs)
+    if self.range_key_attr is not None:
+        self.items = defaultdict(_Partition)
+Table.__init__ = table_init
+_RANGES = {  # a key condition as bounds: (low, high, low_open, high_open) from its values
+    "EQ": lambda v: (v[0], v[0], False, False), "=": lambda v: (v[0], v[0], False, False),
+    "LT": lambda v: (None, v[0], False, True), "<": lambda v: (None, v[0], False, True),
+    "LE": lambda v: (None, v[0], False, False), "<=": lambda v: (None, v[0], False, False),
+    "GT": lambda v: (v[0], None, True, False), ">": lambda v: (v[0], None, True, False),
+    "GE": lambda v: (v[0], None, False, False), ">=": lambda v: (v[0], None, False, False),
+    "BETWEEN": lambda v: (v[0], v[1], False, False),
+}
 _query = Table.query
 def query(self, hash_key, range_comparison, range_objs, *rest, **kwargs):
     index_name = rest[4] if len(rest) > 4 else kwargs.get("index_name")
-    if index_name or hash_key is None or self.range_key_attr is None:
+    partition = None if hash_key is None else self.items.get(hash_key)
+    if index_name or not isinstance(partition, _Partition):
         return _query(self, hash_key, range_comparison, range_objs, *rest, **kwargs)
-    # By the keys' plain values: DynamoType's own comparisons are Python calls each.
-    keyed = sorted(
-        ((item.range_key.cast_value, item) for item in self.items.get(hash_key, {}).values()),
-        key=lambda pair: pair[0],
-    )
-    if range_comparison:
+    # The range by bisection over the partition's ordered keys: no walk of the partition.
+    bounds = [obj.cast_value for obj in range_objs]
+    if not range_comparison:
+        keys = partition.between(None, None)
+    elif range_comparison in _RANGES:
+        keys = partition.between(*_RANGES[range_comparison](bounds))
+    else:
         test = get_comparison_func(range_comparison)
-        bounds = [obj.cast_value for obj in range_objs]
-        keyed = [pair for pair in keyed if test(pair[0], *bounds)]
-    found = [item for _, item in keyed]
+        keys = [key for plain, key in partition.order if test(plain, *bounds)]
+    found = [partition[key] for key in keys]
     self.all_items = lambda: found  # moto's query starts from every item of the table
     try:
         return _query(self, hash_key, range_comparison, range_objs, *rest, **kwargs)
