@@ -43,6 +43,24 @@ async def test_appends_get_consecutive_indexes_from_zero(harness: Harness) -> No
     assert read == first + batch
 
 
+async def test_a_read_after_appends_hands_back_the_appended_events_themselves(
+    harness: Harness,
+) -> None:
+    # A running turn holds what its appends returned, and the folds carried per session go
+    # on only over the same objects: a read that decoded them anew made every step of a
+    # DynamoDB turn fold the whole conversation again.
+    if harness.kind == "files-uncached":
+        pytest.skip("a store that caches nothing hands out new objects on every read")
+    record = await harness.new_session()
+    first = await harness.store.append(record.id, [note("a")])
+    assert (await harness.store.read(record.id))[0] is first[0]
+
+    batch = await harness.store.append(record.id, [note("b"), note("c")])
+    read = await harness.store.read(record.id)
+
+    assert all(got is appended for got, appended in zip(read, first + batch, strict=True))
+
+
 async def test_read_honours_start_and_limit(harness: Harness) -> None:
     record = await harness.new_session()
     await harness.store.append(record.id, [note(str(i)) for i in range(10)])

@@ -110,10 +110,16 @@ class DynamoEvents(SessionOps):
                 existing = None  # our own earlier try had landed; only its reply was lost
             if existing is None:
                 self._next[session_id] = index + len(items)
-                return [
+                recorded = [
                     Event.from_draft(d, session_id=session_id, index=index + i)
                     for i, (d, _, _) in enumerate(group)
                 ]
+                # Kept as read (when they follow what was read), so the next read hands back
+                # these same objects, the ones the running turn holds, and the folds carried
+                # over its stream carry on instead of folding the conversation afresh.
+                sizes = [codec.item_size(item) for item in items]
+                self._seen.extend(session_id, index, recorded, sizes, slice(0, 0))
+                return recorded
             if any(old and codec.item_kind(old) == KIND_DELETED for old in existing):
                 self._next.pop(session_id, None)
                 self._seen.forget(session_id)
