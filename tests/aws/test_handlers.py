@@ -71,7 +71,8 @@ def test_sample_create_session_event_is_accepted(aws_stack: Stack) -> None:
 
 # What the API function's cold start must never load: the local server, provider SDKs,
 # and what only a turn (run by TurnFunction), a raw-schema tool input, the docs site or cron
-# arithmetic (schedules and reminders, checked at build time and fired elsewhere) needs.
+# arithmetic (schedules and reminders, checked at build time and fired elsewhere) or a
+# project's YAML frontmatter (read when it is built) needs.
 LAZY_MODULES = (
     "uvicorn",
     "anthropic",
@@ -79,6 +80,7 @@ LAZY_MODULES = (
     "markdown_it",
     "jsonschema",
     "croniter",  # its dateutil and six come with botocore anyway
+    "yaml",  # frontmatter is parsed when a project is built, never from the baked manifest
     "agentkit.engine.turn.loop",
     "agentkit.engine.tools.calls",
     "agentkit.engine.tools.builtins",

@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from agentkit.authoring.ab import AbDefinition
-from agentkit.authoring.agent import AgentDefinition
-from agentkit.authoring.channels import ChannelDefinition
-from agentkit.authoring.evals import EvalDefinition, EvalsConfig
-from agentkit.authoring.hooks import HookDefinition
-from agentkit.authoring.mcp import McpConnectionDefinition
-from agentkit.authoring.schedules import ScheduleDefinition, define_schedule
-from agentkit.authoring.tools import ToolDefinition
 from agentkit.errors import ProjectError
 from agentkit.project.loader import ModuleScope
 from agentkit.project.manifest import CodeRef, Diagnostic, Manifest
+
+# The definition classes are imported where a definition is asked for: a deployed API
+# function loads the manifest and answers most requests without any of them.
+if TYPE_CHECKING:
+    from agentkit.authoring.ab import AbDefinition
+    from agentkit.authoring.agent import AgentDefinition
+    from agentkit.authoring.channels import ChannelDefinition
+    from agentkit.authoring.evals import EvalDefinition, EvalsConfig
+    from agentkit.authoring.hooks import HookDefinition
+    from agentkit.authoring.mcp import McpConnectionDefinition
+    from agentkit.authoring.schedules import ScheduleDefinition
+    from agentkit.authoring.tools import ToolDefinition
 
 MANIFEST_FILE = "manifest.json"
 T = TypeVar("T")
@@ -122,19 +126,27 @@ class AgentBundle:
 
     def agent_definition(self) -> AgentDefinition | None:
         """The root `agent/agent.py` definition, if the project has one."""
+        from agentkit.authoring.agent import AgentDefinition
+
         return self._typed(self.manifest.agent.ref, AgentDefinition)
 
     def tool(self, name: str) -> ToolDefinition | None:
         """A user tool by name (None for unknown names and built-in tools)."""
+        from agentkit.authoring.tools import ToolDefinition
+
         spec = self.manifest.tool(name)
         return self._typed(spec.ref if spec else None, ToolDefinition)
 
     def hook(self, name: str) -> HookDefinition | None:
+        from agentkit.authoring.hooks import HookDefinition
+
         spec = next((h for h in self.manifest.hooks if h.name == name), None)
         return self._typed(spec.ref if spec else None, HookDefinition)
 
     def schedule(self, schedule_id: str) -> ScheduleDefinition | None:
         """A schedule by id; markdown schedules are rebuilt from the manifest (no import)."""
+        from agentkit.authoring.schedules import ScheduleDefinition, define_schedule
+
         spec = next((s for s in self.manifest.schedules if s.id == schedule_id), None)
         if spec is None:
             return None
@@ -143,23 +155,33 @@ class AgentBundle:
         return self._typed(spec.ref, ScheduleDefinition)
 
     def channel(self, name: str) -> ChannelDefinition | None:
+        from agentkit.authoring.channels import ChannelDefinition
+
         spec = next((c for c in self.manifest.channels if c.name == name), None)
         return self._typed(spec.ref if spec else None, ChannelDefinition)
 
     def ab(self, name: str) -> AbDefinition | None:
+        from agentkit.authoring.ab import AbDefinition
+
         spec = next((a for a in self.manifest.abs if a.name == name), None)
         return self._typed(spec.ref if spec else None, AbDefinition)
 
     def mcp_connection(self, name: str) -> McpConnectionDefinition | None:
+        from agentkit.authoring.mcp import McpConnectionDefinition
+
         spec = next((m for m in self.manifest.mcp_connections if m.name == name), None)
         return self._typed(spec.ref if spec else None, McpConnectionDefinition)
 
     def evaluation(self, eval_id: str) -> EvalDefinition | None:
+        from agentkit.authoring.evals import EvalDefinition
+
         spec = next((e for e in self.manifest.evals if e.id == eval_id), None)
         return self._typed(spec.ref if spec else None, EvalDefinition)
 
     def evals_config(self) -> EvalsConfig:
         """The `evals/evals.config.py` settings (defaults when the file is absent)."""
+        from agentkit.authoring.evals import EvalsConfig
+
         raw = self.manifest.evals_config or {}
         return EvalsConfig(
             max_concurrency=int(raw.get("maxConcurrency", 4)),

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 
 class FrontmatterError(ValueError):
     """The frontmatter block is not valid YAML mapping, or is never closed."""
@@ -35,6 +33,10 @@ def parse_markdown(text: str) -> MarkdownDoc:
             break
     else:
         raise FrontmatterError("the frontmatter block opened with '---' is never closed")
+    # Imported here: a deployed function reads the baked manifest and never parses YAML,
+    # and PyYAML is a noticeable part of a cold start that would import it for nothing.
+    import yaml
+
     try:
         meta = yaml.safe_load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
