@@ -82,6 +82,7 @@ class _Armed:
     target: str
     delete_after: bool
     due: datetime | None
+    modified: Any = None  # the schedule's LastModificationDate when it was read
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,38 +130,51 @@ class SchedulerService(BackgroundLoop):
     def _refresh(self) -> None:
         """Re-read the group: new and changed schedules armed, removed ones forgotten."""
         client = self._client()
-        names: set[str] = set()
+        modified: dict[str, Any] = {}
         kwargs: dict[str, Any] = {"GroupName": self._group}
         while True:
             page = client.list_schedules(**kwargs)
-            names |= {s["Name"] for s in page.get("Schedules", [])}
+            modified |= {
+                s["Name"]: s.get("LastModificationDate") for s in page.get("Schedules", [])
+            }
             if not page.get("NextToken"):
                 break
             kwargs["NextToken"] = page["NextToken"]
-        for gone in set(self._armed) - names:
+        for gone in set(self._armed) - set(modified):
             del self._armed[gone]
         now = self._clock()
-        for name in names:
+        for name, stamp in modified.items():
+            known = self._armed.get(name)
+            # Read again only what changed: a get per schedule per poll made the scan of a
+            # busy group take longer than a one-shot's lead, and loaded the server.
+            if known is not None and stamp is not None and known.modified == stamp:
+                continue
             try:
                 current = client.get_schedule(Name=name, GroupName=self._group)
             except client.exceptions.ResourceNotFoundException:
                 continue
             target = current.get("Target") or {}
             expression = str(current.get("ScheduleExpression", ""))
-            known = self._armed.get(name)
             if (
                 known is not None
                 and known.expression == expression
                 and known.input == str(target.get("Input", ""))
             ):
+                known.modified = stamp
                 continue
             if current.get("State", "ENABLED") != "ENABLED":
                 self._armed.pop(name, None)
                 continue
             start = current.get("StartDate")
+            # A one-shot is due from when it was written, not from when this scan saw it:
+            # Scheduler takes only a future `at()`, and fires it however late it was read.
+            written = current.get("LastModificationDate") or current.get("CreationDate")
+            after = now
+            if _AT.match(expression) and isinstance(written, datetime):
+                after = min(now, _utc(written))
             try:
                 due = next_occurrence(
-                    expression, now - timedelta(seconds=1), start or current.get("CreationDate")
+                    expression, after - timedelta(seconds=1), start or current.get("CreationDate")
                 )
             except ValueError as exc:
                 log.error("schedule %s cannot be emulated: %s", name, exc)
@@ -171,6 +185,7 @@ class SchedulerService(BackgroundLoop):
                 target=str(target.get("Arn", "")),
                 delete_after=current.get("ActionAfterCompletion") == "DELETE",
                 due=due,
+                modified=stamp,
             )
 
     async def _fire_due(self) -> None:
