@@ -129,13 +129,15 @@ def table_init(self, *args, **kwargs):
         self.items = defaultdict(_Partition)
 Table.__init__ = table_init
 _RANGES = {  # a key condition as bounds: (low, high, low_open, high_open) from its values
-    "EQ": lambda v: (v[0], v[0], False, False), "=": lambda v: (v[0], v[0], False, False),
-    "LT": lambda v: (None, v[0], False, True), "<": lambda v: (None, v[0], False, True),
-    "LE": lambda v: (None, v[0], False, False), "<=": lambda v: (None, v[0], False, False),
-    "GT": lambda v: (v[0], None, True, False), ">": lambda v: (v[0], None, True, False),
-    "GE": lambda v: (v[0], None, False, False), ">=": lambda v: (v[0], None, False, False),
+    "EQ": lambda v: (v[0], v[0], False, False),
+    "LT": lambda v: (None, v[0], False, True),
+    "LE": lambda v: (None, v[0], False, False),
+    "GT": lambda v: (v[0], None, True, False),
+    "GE": lambda v: (v[0], None, False, False),
     "BETWEEN": lambda v: (v[0], v[1], False, False),
 }
+for symbol, word in (("=", "EQ"), ("<", "LT"), ("<=", "LE"), (">", "GT"), (">=", "GE")):
+    _RANGES[symbol] = _RANGES[word]  # the same condition written as an expression
 _query = Table.query
 def query(self, hash_key, range_comparison, range_objs, *rest, **kwargs):
     index_name = rest[4] if len(rest) > 4 else kwargs.get("index_name")
